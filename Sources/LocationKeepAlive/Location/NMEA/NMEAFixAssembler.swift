@@ -1,0 +1,232 @@
+import Foundation
+
+/// Merges the sentences of one receiver epoch (same UTC time of day) into one ``FixReport``.
+///
+/// An epoch ends when a sentence with another time arrives, or at ``flush()``. The date
+/// (from RMC or ZDA), the fix type (GSA) and the DOPs carry over to later epochs, as gpsd
+/// keeps them. Accuracy is computed as gpsd computes it: HDOP or VDOP times its user range
+/// error (19 m / 23 m, or 4.75 m / 5.75 m with DGPS).
+public struct NMEAFixAssembler: Sendable {
+    /// Written into every ``Location/device``.
+    public var device: String?
+    private var date: NMEADate?
+    private var lastEpochTime: NMEATime?
+    private var fixType: Int?
+    private var ggaHasAltitude: Bool?
+    private var hdop: Double?
+    private var vdop: Double?
+    private var epoch = Epoch()
+
+    public init(device: String? = nil) { self.device = device }
+
+    /// Adds one sentence; returns the previous epoch's report when this sentence starts a new epoch.
+    public mutating func add(_ sentence: NMEASentence) -> FixReport? {
+        let time = sentence.time
+        var report: FixReport?
+        if let time, epoch.time.map({ $0 != time }) ?? (epoch.saysInvalid || epoch.latitude != nil) {
+            // A new epoch; an untimed one that said "no fix" (or had a position) stands on its own.
+            report = flush()
+        }
+        if let time, epoch.time == nil { epoch.time = time }
+        epoch.isEmpty = false
+        switch sentence {
+        case .rmc(let rmc):
+            epoch.note(validity: rmc.isValid)
+            epoch.note(latitude: rmc.latitude, longitude: rmc.longitude)
+            epoch.speedKnots = rmc.speedKnots ?? epoch.speedKnots
+            epoch.course = rmc.course ?? epoch.course
+            if let rmcDate = rmc.date { epoch.date = rmcDate }
+            epoch.note(faaMode: rmc.faaMode)
+        case .gga(let gga), .gns(let gga):
+            epoch.note(latitude: gga.latitude, longitude: gga.longitude)
+            if let quality = gga.quality {
+                // A fix from no satellites is no fix (gpsd reads it so, too).
+                epoch.note(validity: quality > 0 && gga.satellites != 0)
+                if quality > 0 { epoch.ggaHasAltitude = gga.altitudeMSL != nil }
+                epoch.quality = quality > 0 ? FixQuality(ggaQuality: quality) : epoch.quality
+            }
+            epoch.satellites = gga.satellites ?? epoch.satellites
+            if let value = gga.hdop { hdop = value }
+            epoch.altitudeMSL = gga.altitudeMSL ?? epoch.altitudeMSL
+            epoch.geoidSeparation = gga.geoidSeparation ?? epoch.geoidSeparation
+        case .gsa(let gsa):
+            if let type = gsa.fixType, (1...3).contains(type) {
+                fixType = type
+                epoch.fixType = type
+            }
+            if gsa.satellitesUsed > 0, epoch.satellites == nil { epoch.satellites = gsa.satellitesUsed }
+            if let value = gsa.hdop { hdop = value }
+            if let value = gsa.vdop { vdop = value }
+        case .gll(let gll):
+            epoch.note(validity: gll.isValid)
+            epoch.note(latitude: gll.latitude, longitude: gll.longitude)
+            epoch.note(faaMode: gll.faaMode)
+        case .vtg(let vtg):
+            epoch.speedKnots = vtg.speedKnots ?? epoch.speedKnots
+            epoch.course = vtg.course ?? epoch.course
+        case .zda(let zda):
+            if let zdaDate = zda.date { epoch.date = zdaDate }
+        case .gst, .other:
+            break
+        }
+        return report
+    }
+
+    /// Closes the current epoch (at the end of the input) and returns its report, if it said anything.
+    public mutating func flush() -> FixReport? {
+        defer { epoch = Epoch() }
+        guard !epoch.isEmpty, epoch.saidSomething else { return nil }
+        if let epochDate = epoch.date {
+            date = epochDate
+        } else if let time = epoch.time, let last = lastEpochTime, let known = date,
+            last.millisecondsOfDay - time.millisecondsOfDay > 12 * 3_600_000
+        {
+            date = known.nextDay()  // passed midnight without a new date
+        }
+        if let time = epoch.time { lastEpochTime = time }
+        let timestamp = epoch.time.flatMap { time in date.map { $0.timestamp(at: time) } }
+
+        let mode = epoch.mode(carriedFixType: fixType, carriedAltitude: ggaHasAltitude)
+        ggaHasAltitude = mode.hasPosition ? (epoch.ggaHasAltitude ?? ggaHasAltitude) : nil
+        guard mode.hasPosition, let latitude = epoch.latitude, let longitude = epoch.longitude else {
+            return FixReport(mode: mode == .notSeen ? .noFix : min(mode, .noFix), time: timestamp)
+        }
+        let isDifferential = epoch.quality == .dgps
+        let location = Location(
+            latitude: latitude,
+            longitude: longitude,
+            altitudeHAE: mode == .threeDimensional
+                ? epoch.altitudeMSL.flatMap { msl in epoch.geoidSeparation.map { msl + $0 } } : nil,
+            altitudeMSL: mode == .threeDimensional ? epoch.altitudeMSL : nil,
+            horizontalAccuracy: hdop.map { $0 * (isDifferential ? 4.75 : 19.0) },
+            verticalAccuracy: mode == .threeDimensional ? vdop.map { $0 * (isDifferential ? 5.75 : 23.0) } : nil,
+            speed: epoch.speedKnots.map { $0 * 1852.0 / 3600.0 },
+            course: epoch.course,
+            timestamp: timestamp,
+            mode: mode,
+            quality: epoch.quality ?? .gps,
+            satellitesUsed: epoch.satellites,
+            device: device
+        )
+        return FixReport(mode: mode, time: timestamp, location: location)
+    }
+}
+
+/// What one epoch's sentences said so far.
+private struct Epoch {
+    var isEmpty = true
+    var time: NMEATime?
+    var date: NMEADate?
+    var latitude: Double?
+    var longitude: Double?
+    var altitudeMSL: Double?
+    var geoidSeparation: Double?
+    var speedKnots: Double?
+    var course: Double?
+    var quality: FixQuality?
+    var satellites: Int?
+    var fixType: Int?
+    var ggaHasAltitude: Bool?
+    var saysValid = false
+    var saysInvalid = false
+
+    var saidSomething: Bool { saysValid || saysInvalid || fixType != nil || latitude != nil }
+
+    mutating func note(validity: Bool?) {
+        guard let validity else { return }
+        if validity { saysValid = true } else { saysInvalid = true }
+    }
+
+    mutating func note(latitude: Double?, longitude: Double?) {
+        guard let latitude, let longitude else { return }
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    mutating func note(faaMode: UInt8?) {
+        guard let faaMode, let faaQuality = FixQuality(faaMode: faaMode) else { return }
+        if quality == nil || quality == .gps { quality = faaQuality }
+    }
+
+    /// Any sentence saying "no fix" wins; then a GGA altitude (this epoch's, or the last
+    /// one's while the fix lasts) means 3D, as in gpsd; then the GSA fix type; then 2D.
+    func mode(carriedFixType: Int?, carriedAltitude: Bool?) -> FixMode {
+        if saysInvalid { return .noFix }
+        if fixType == 1 && !saysValid { return .noFix }
+        guard saysValid || fixType.map({ $0 >= 2 }) == true else { return .notSeen }
+        if ggaHasAltitude ?? carriedAltitude ?? false { return .threeDimensional }
+        return (fixType ?? carriedFixType) == 3 ? .threeDimensional : .twoDimensional
+    }
+}
+
+extension NMEASentence {
+    /// The UTC time of day the sentence carries, if any.
+    var time: NMEATime? {
+        switch self {
+        case .rmc(let s): s.time
+        case .gga(let s), .gns(let s): s.time
+        case .gll(let s): s.time
+        case .gst(let s): s.time
+        case .zda(let s): s.time
+        case .gsa, .vtg, .other: nil
+        }
+    }
+}
+
+extension FixQuality {
+    init?(ggaQuality: Int) {
+        switch ggaQuality {
+        case 1: self = .gps
+        case 2, 9: self = .dgps
+        case 3: self = .precise
+        case 4: self = .rtkFixed
+        case 5: self = .rtkFloat
+        case 6: self = .deadReckoning
+        case 7: self = .timeOnly
+        case 8: self = .simulated
+        default: return nil
+        }
+    }
+
+    init?(faaMode: UInt8) {
+        switch faaMode {
+        case UInt8(ascii: "A"): self = .gps
+        case UInt8(ascii: "D"): self = .dgps
+        case UInt8(ascii: "E"): self = .deadReckoning
+        case UInt8(ascii: "R"): self = .rtkFixed
+        case UInt8(ascii: "F"): self = .rtkFloat
+        case UInt8(ascii: "S"): self = .simulated
+        case UInt8(ascii: "P"): self = .precise
+        default: return nil
+        }
+    }
+}
+
+extension NMEADate {
+    func nextDay() -> NMEADate {
+        let next = timestamp(at: NMEATime(millisecondsOfDay: 0)).addingTimeInterval(86_400)
+        let parts = Calendar.utc.dateComponents([.year, .month, .day], from: next)
+        return NMEADate(year: parts.year ?? year, month: parts.month ?? month, day: parts.day ?? day)
+    }
+
+    /// Seconds since 1970 by the civil calendar (days-from-civil), no `Calendar` on the hot path.
+    func timestamp(at time: NMEATime) -> Date {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let monthIndex = (month + 9) % 12
+        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let millis = days * 86_400_000 + time.millisecondsOfDay
+        return Date(timeIntervalSince1970: Double(millis) / 1000)
+    }
+}
+
+extension Calendar {
+    static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+}

@@ -1,0 +1,6 @@
+import ArgumentParser
+
+@main
+struct KeepAlive: AsyncParsableCommand {
+    func run() async throws {}
+}
