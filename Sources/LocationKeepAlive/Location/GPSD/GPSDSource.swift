@@ -1,0 +1,117 @@
+public import Logging
+import Synchronization
+
+/// Reports from gpsd through libgps, with reconnection.
+///
+/// The first connection must succeed, or the stream ends with ``LocationError/Code/gpsdUnreachable``
+/// at once. After that, a broken or silent connection is reported as
+/// ``LocationStatus/connectionLost(_:)`` and retried with a capped exponential backoff,
+/// forever, until the consumer stops.
+public struct GPSDSource: LocationSource {
+    public var host: String
+    public var port: Int
+    public var reconnectPolicy: ReconnectPolicy
+    /// A connection that sends nothing for this long is treated as lost (a hung gpsd sends no event).
+    public var silenceTimeout: Duration
+    private let time: TimeSource
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - clock: times the backoff and the silence timeout.
+    public init(
+        host: String = "localhost",
+        port: Int = 2947,
+        reconnectPolicy: ReconnectPolicy = .init(),
+        silenceTimeout: Duration = .seconds(10),
+        clock: some Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "LocationKeepAlive.gpsd")
+    ) {
+        self.host = host
+        self.port = port
+        self.reconnectPolicy = reconnectPolicy
+        self.silenceTimeout = silenceTimeout
+        self.time = TimeSource(clock)
+        self.logger = logger
+    }
+
+    public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SourceEvent.self)
+        let task = Task { await run(continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func run(_ continuation: AsyncThrowingStream<SourceEvent, any Error>.Continuation) async {
+        var attempt = 0
+        var everConnected = false
+        while !Task.isCancelled {
+            do throws(LocationError) {
+                let reader = try await GPSDReader.open(host: host, port: port)
+                everConnected = true
+                try await pump(reader, continuation: continuation, resetAttempts: { attempt = 0 })
+            } catch {
+                guard everConnected else {
+                    logger.debug("gpsd unreachable", metadata: ["error": "\(error)"])
+                    continuation.finish(throwing: error)
+                    return
+                }
+                if Task.isCancelled { break }
+                logger.warning("gpsd connection lost", metadata: ["error": "\(error)"])
+                continuation.yield(.status(.connectionLost(error)))
+            }
+            attempt += 1
+            let delay = reconnectPolicy.delay(forAttempt: attempt)
+            continuation.yield(.status(.reconnecting(attempt: attempt, delay: delay)))
+            do { try await time.sleep(delay) } catch { break }
+        }
+        continuation.finish()
+    }
+
+    /// Forwards one connection's reports until it closes, goes silent, or the task is cancelled.
+    private func pump(
+        _ reader: GPSDReader,
+        continuation: AsyncThrowingStream<SourceEvent, any Error>.Continuation,
+        resetAttempts: () -> Void
+    ) async throws(LocationError) {
+        let lastMessage = Mutex(time.now())
+        let silent = Mutex(false)
+        let watchdog = Task { [time, silenceTimeout] in
+            while !Task.isCancelled {
+                try? await time.sleep(silenceTimeout / 4)
+                if time.now() - lastMessage.withLock({ $0 }) > silenceTimeout {
+                    silent.withLock { $0 = true }
+                    reader.close()
+                    return
+                }
+            }
+        }
+        defer {
+            watchdog.cancel()
+            reader.close()
+        }
+        var version = "gpsd"
+        await withTaskCancellationHandler {
+            for await message in reader.messages {
+                lastMessage.withLock { $0 = time.now() }
+                switch message {
+                case .report(let report):
+                    continuation.yield(.report(report))
+                case .version(let release):
+                    version = "gpsd \(release)"
+                case .watching:
+                    resetAttempts()
+                    continuation.yield(.status(.connected("\(version) at \(host):\(port)")))
+                case .error(let text):
+                    logger.warning("gpsd error", metadata: ["message": "\(text)"])
+                case .device, .other:
+                    break
+                }
+            }
+        } onCancel: {
+            reader.close()
+        }
+        if Task.isCancelled { return }
+        let reason = silent.withLock { $0 } ? "no data for \(silenceTimeout.secondsText)" : "gpsd closed the connection"
+        throw LocationError.connectionLost(host: host, port: port, reason: reason)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// Which fixes a continuous update stream delivers.
+public struct LocationFilter: Sendable, Hashable {
+    /// Drop fixes whose horizontal accuracy is worse (larger) than this many metres, or unknown.
+    public var desiredAccuracy: Double?
+    /// Drop fixes closer than this many metres to the last one delivered.
+    public var distanceFilter: Double?
+    /// Drop fixes whose receiver time is older than this (against the manager's wall clock), or unknown.
+    public var maximumAge: Duration?
+    /// Drop a fix with the same receiver time as the last one delivered (gpsd often sends
+    /// two or three reports per epoch as its sentences arrive).
+    public var rejectsDuplicates: Bool
+
+    public init(
+        desiredAccuracy: Double? = nil, distanceFilter: Double? = nil, maximumAge: Duration? = nil,
+        rejectsDuplicates: Bool = true
+    ) {
+        self.desiredAccuracy = desiredAccuracy
+        self.distanceFilter = distanceFilter
+        self.maximumAge = maximumAge
+        self.rejectsDuplicates = rejectsDuplicates
+    }
+
+    /// Every report with a position, unfiltered.
+    public static let everything = LocationFilter(rejectsDuplicates: false)
+
+    /// Throws ``LocationError/Code/invalidOptions`` for negative or non-finite values.
+    public func validate() throws(LocationError) {
+        if let desiredAccuracy, !(desiredAccuracy > 0 && desiredAccuracy.isFinite) {
+            throw .invalidOptions("desired accuracy must be a positive number of metres, not \(desiredAccuracy)")
+        }
+        if let distanceFilter, !(distanceFilter >= 0 && distanceFilter.isFinite) {
+            throw .invalidOptions("distance filter must be zero or more metres, not \(distanceFilter)")
+        }
+        if let maximumAge, maximumAge < .zero {
+            throw .invalidOptions("maximum age must not be negative, not \(maximumAge.secondsText)")
+        }
+    }
+
+    /// Whether a fix is accurate and fresh enough (the distance and duplicate rules need history).
+    func accepts(_ location: Location, now: Date) -> Bool {
+        if let desiredAccuracy {
+            guard let accuracy = location.horizontalAccuracy, accuracy <= desiredAccuracy else { return false }
+        }
+        if let maximumAge {
+            guard let timestamp = location.timestamp,
+                now.timeIntervalSince(timestamp) <= Double(maximumAge.components.seconds)
+                    + Double(maximumAge.components.attoseconds) / 1e18
+            else { return false }
+        }
+        return true
+    }
+}
+
+/// One stream's filtering state: turns source events into the updates that stream delivers.
+struct LocationFilterState: Sendable {
+    let filter: LocationFilter
+    private var lastDelivered: Location?
+    private var lastDeliveredTime: Date?
+    private var fix: FixKnowledge = .unknown
+
+    private enum FixKnowledge { case unknown, none, have, lost }
+
+    init(filter: LocationFilter) { self.filter = filter }
+
+    /// The update this event gives the stream, if any.
+    mutating func consider(_ event: SourceEvent, now: Date) -> LocationUpdate? {
+        switch event {
+        case .status(let status):
+            return .status(status)
+        case .report(let report):
+            guard report.mode.hasPosition else {
+                switch fix {
+                case .have:
+                    fix = .lost
+                    lastDelivered = nil  // the next fix is news, however close
+                    return .status(.fixLost)
+                case .unknown:
+                    fix = .none
+                    return .status(.noFix)
+                case .none, .lost:
+                    return nil
+                }
+            }
+            guard let location = report.location else { return nil }  // mode before position (GSA first)
+            if filter.rejectsDuplicates, let time = location.timestamp, time == lastDeliveredTime { return nil }
+            guard filter.accepts(location, now: now) else { return nil }
+            if let distance = filter.distanceFilter, let last = lastDelivered, location.distance(from: last) < distance {
+                return nil
+            }
+            fix = .have
+            lastDelivered = location
+            lastDeliveredTime = location.timestamp ?? lastDeliveredTime
+            return .location(location)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Synchronization
+
+/// Callbacks of the CoreLocation-shaped facade, named as `CLLocationManagerDelegate`'s.
+public protocol LocationManagerDelegate: AnyObject, Sendable {
+    /// New fixes, oldest first.
+    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location])
+    /// A request failed, or the update stream ended with an error.
+    func locationManager(_ manager: LocationManager, didFailWithError error: any Error)
+    /// A status change: connected, reconnecting, fix lost.
+    func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus)
+}
+
+extension LocationManagerDelegate {
+    public func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {}
+}
+
+/// The CoreLocation-shaped facade, so code written for `CLLocationManager` ports line by line:
+///
+/// ```swift
+/// manager.delegate = self
+/// manager.desiredAccuracy = 10
+/// manager.startUpdatingLocation()
+/// ```
+extension LocationManager {
+    struct Facade {
+        weak var delegate: (any LocationManagerDelegate)?
+        var desiredAccuracy: Double?
+        var distanceFilter: Double?
+        var updating: Task<Void, Never>?
+    }
+
+    /// Receives the facade's callbacks; held weakly, as in CoreLocation.
+    public var delegate: (any LocationManagerDelegate)? {
+        get { facade.withLock { $0.delegate } }
+        set { facade.withLock { $0.delegate = newValue } }
+    }
+
+    /// Metres; `nil` takes every fix. Applies from the next `startUpdatingLocation()` or `requestLocation()`.
+    public var desiredAccuracy: Double? {
+        get { facade.withLock { $0.desiredAccuracy } }
+        set { facade.withLock { $0.desiredAccuracy = newValue } }
+    }
+
+    /// Metres between delivered fixes; `nil` delivers every fix.
+    public var distanceFilter: Double? {
+        get { facade.withLock { $0.distanceFilter } }
+        set { facade.withLock { $0.distanceFilter = newValue } }
+    }
+
+    /// Starts delivering fixes to the delegate until ``stopUpdatingLocation()``.
+    public func startUpdatingLocation() {
+        let filter = facade.withLock { LocationFilter(desiredAccuracy: $0.desiredAccuracy, distanceFilter: $0.distanceFilter) }
+        let updates = self.updates(filter)
+        let task = Task { [weak self] in
+            do {
+                for try await update in updates {
+                    guard let self, let delegate = self.delegate else { continue }
+                    switch update {
+                    case .location(let location): delegate.locationManager(self, didUpdateLocations: [location])
+                    case .status(let status): delegate.locationManager(self, didChangeStatus: status)
+                    }
+                }
+            } catch {
+                guard let self else { return }
+                self.delegate?.locationManager(self, didFailWithError: error)
+            }
+        }
+        facade.withLock { facade in
+            facade.updating?.cancel()
+            facade.updating = task
+        }
+    }
+
+    /// Stops the updates started by ``startUpdatingLocation()``.
+    public func stopUpdatingLocation() {
+        facade.withLock { facade in
+            facade.updating?.cancel()
+            facade.updating = nil
+        }
+    }
+
+    /// Requests one fix and calls the delegate once, with the fix or the error (30 s timeout).
+    public func requestLocation() {
+        let accuracy = desiredAccuracy
+        Task { [weak self] in
+            guard let self else { return }
+            do {
+                let location = try await self.requestLocation(desiredAccuracy: accuracy, timeout: .seconds(30))
+                self.delegate?.locationManager(self, didUpdateLocations: [location])
+            } catch {
+                self.delegate?.locationManager(self, didFailWithError: error)
+            }
+        }
+    }
+}

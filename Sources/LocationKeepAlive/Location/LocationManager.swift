@@ -1,0 +1,270 @@
+public import Foundation
+public import Logging
+import Synchronization
+
+/// Continuous and one-shot location over one source (gpsd or a replay), shared by every consumer.
+///
+/// The first consumer starts the source's session (one gpsd watch); the last one to leave
+/// stops it. One-shot requests share a running watch instead of opening a second connection.
+///
+/// ```swift
+/// let manager = LocationManager(source: GPSDSource())
+/// for try await update in manager.updates(LocationFilter(desiredAccuracy: 20)) {
+///     if case .location(let fix) = update { print(fix.latitude, fix.longitude) }
+/// }
+/// let here = try await manager.requestLocation(desiredAccuracy: 50, timeout: .seconds(10))
+/// ```
+public final class LocationManager: Sendable {
+    let source: any LocationSource
+    let time: TimeSource
+    let wallClock: @Sendable () -> Date
+    let logger: Logger
+    let state = Mutex(State())
+    /// The CoreLocation-shaped facade's own state (see `LocationManager+Delegate.swift`).
+    let facade = Mutex(Facade())
+
+    /// - Parameters:
+    ///   - clock: times one-shot timeouts.
+    ///   - wallClock: the current date, for ``LocationFilter/maximumAge`` and cached-fix age.
+    public init(
+        source: any LocationSource,
+        clock: some Clock<Duration> = ContinuousClock(),
+        wallClock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "LocationKeepAlive.location")
+    ) {
+        self.source = source
+        self.time = TimeSource(clock)
+        self.wallClock = wallClock
+        self.logger = logger
+    }
+
+    deinit { state.withLock { $0.session?.cancel() } }
+
+    /// The last fix received while the fix lasts; `nil` once the receiver reports it lost.
+    public var location: Location? { state.withLock { $0.cachedLocation } }
+
+    /// Streams the fixes that pass `filter`, and status events, until the consumer stops.
+    ///
+    /// The stream throws if the source cannot start (gpsd unreachable at the first attempt,
+    /// or invalid options), and finishes when a replay ends.
+    public func updates(_ filter: LocationFilter = LocationFilter()) -> AsyncThrowingStream<LocationUpdate, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationUpdate.self)
+        do {
+            try filter.validate()
+        } catch {
+            continuation.finish(throwing: error)
+            return stream
+        }
+        let id = state.withLock { state in
+            let id = state.nextID()
+            state.streams[id] = StreamConsumer(filter: LocationFilterState(filter: filter), continuation: continuation)
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in self?.removeConsumer(id) }
+        startSessionIfNeeded()
+        return stream
+    }
+
+    /// One fix: the first that meets `desiredAccuracy` (metres) and is younger than `maximumAge`.
+    ///
+    /// A cached fix that meets both returns at once (only when `maximumAge` is given). At the
+    /// timeout it throws ``LocationError/Code/locationUnknown`` carrying the best fix seen.
+    public func requestLocation(
+        desiredAccuracy: Double? = nil,
+        maximumAge: Duration? = nil,
+        timeout: Duration
+    ) async throws -> Location {
+        let filter = LocationFilter(desiredAccuracy: desiredAccuracy, maximumAge: maximumAge, rejectsDuplicates: false)
+        try filter.validate()
+        guard timeout > .zero else { throw LocationError.invalidOptions("timeout must be positive, not \(timeout.secondsText)") }
+        let now = wallClock()
+        let id: Int? = state.withLock { state in
+            if maximumAge != nil, let cached = state.cachedLocation, filter.accepts(cached, now: now) { return nil }
+            let id = state.nextID()
+            state.oneShots[id] = OneShot(filter: filter)
+            return id
+        }
+        guard let id else { return state.withLock { $0.cachedLocation }! }
+        startSessionIfNeeded()
+        return try await withTaskCancellationHandler {
+            try await withThrowingTaskGroup(of: Location?.self) { group in
+                group.addTask { [time] in
+                    try? await time.sleep(timeout)
+                    if !Task.isCancelled { self.expireOneShot(id, after: timeout) }
+                    return nil
+                }
+                group.addTask { try await self.waitForOneShot(id) }
+                defer { group.cancelAll() }
+                while let result = try await group.next() {
+                    if let location = result { return location }
+                }
+                throw CancellationError()
+            }
+        } onCancel: {
+            self.finishOneShot(id, with: .failure(CancellationError()))
+        }
+    }
+
+    // MARK: - The shared session
+
+    private func startSessionIfNeeded() {
+        state.withLock { state in
+            guard state.session == nil else { return }
+            let generation = state.nextID()
+            state.sessionGeneration = generation
+            state.session = Task { [weak self, source] in
+                do {
+                    for try await event in source.events() {
+                        guard let self else { return }
+                        self.dispatch(event)
+                    }
+                    self?.endSession(generation, error: nil)
+                } catch {
+                    self?.endSession(generation, error: error)
+                }
+            }
+        }
+    }
+
+    private func dispatch(_ event: SourceEvent) {
+        let now = wallClock()
+        state.withLock { state in
+            if case .report(let report) = event {
+                if let location = report.location {
+                    state.cachedLocation = location
+                } else if !report.mode.hasPosition {
+                    state.cachedLocation = nil  // never hand out a fix after it was lost
+                }
+            }
+            for (id, var consumer) in state.streams {
+                if let update = consumer.filter.consider(event, now: now) { consumer.continuation.yield(update) }
+                state.streams[id] = consumer
+            }
+            guard case .report(let report) = event, let location = report.location else { return }
+            for (id, var oneShot) in state.oneShots where oneShot.result == nil {
+                oneShot.noteCandidate(location)
+                if oneShot.filter.accepts(location, now: now) {
+                    oneShot.complete(.success(location))
+                    state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
+                } else {
+                    state.oneShots[id] = oneShot
+                }
+            }
+            state.stopSessionIfIdle()
+        }
+    }
+
+    /// The source ended: a replay finished, or it could not start. Every consumer hears of it.
+    private func endSession(_ generation: Int, error: (any Error)?) {
+        // Finish outside the lock: finishing a stream runs its onTermination, which locks.
+        let ended: [StreamConsumer]? = state.withLock { state in
+            guard state.sessionGeneration == generation else { return nil }
+            state.session = nil
+            let consumers = Array(state.streams.values)
+            state.streams.removeAll()
+            for (id, var oneShot) in state.oneShots where oneShot.result == nil {
+                let failure = error ?? LocationError.locationUnknown(after: .zero, best: oneShot.best).replacingMessage(
+                    "the source ended before a fix met the request")
+                oneShot.complete(.failure(failure))
+                state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
+            }
+            return consumers
+        }
+        for consumer in ended ?? [] { consumer.continuation.finish(throwing: error) }
+    }
+
+    private func removeConsumer(_ id: Int) {
+        state.withLock { state in
+            state.streams[id] = nil
+            state.stopSessionIfIdle()
+        }
+    }
+
+    private func waitForOneShot(_ id: Int) async throws -> Location {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { state in
+                guard var oneShot = state.oneShots[id] else {
+                    return continuation.resume(throwing: CancellationError())
+                }
+                if let result = oneShot.result {
+                    state.oneShots[id] = nil
+                    state.stopSessionIfIdle()
+                    return continuation.resume(with: result)
+                }
+                oneShot.continuation = continuation
+                state.oneShots[id] = oneShot
+            }
+        }
+    }
+
+    private func expireOneShot(_ id: Int, after timeout: Duration) {
+        let best = state.withLock { $0.oneShots[id]?.best }
+        finishOneShot(id, with: .failure(LocationError.locationUnknown(after: timeout, best: best)))
+    }
+
+    private func finishOneShot(_ id: Int, with result: Result<Location, any Error>) {
+        state.withLock { state in
+            guard var oneShot = state.oneShots[id], oneShot.result == nil else { return }
+            oneShot.complete(result)
+            if oneShot.continuation == nil {
+                state.oneShots[id] = oneShot
+            } else {
+                state.oneShots[id] = nil
+                state.stopSessionIfIdle()
+            }
+        }
+    }
+}
+
+extension LocationManager {
+    struct StreamConsumer {
+        var filter: LocationFilterState
+        let continuation: AsyncThrowingStream<LocationUpdate, any Error>.Continuation
+    }
+
+    struct OneShot {
+        let filter: LocationFilter
+        var best: Location?
+        var result: Result<Location, any Error>?
+        var continuation: CheckedContinuation<Location, any Error>?
+
+        mutating func noteCandidate(_ location: Location) {
+            guard let best else { return self.best = location }
+            if (location.horizontalAccuracy ?? .infinity) <= (best.horizontalAccuracy ?? .infinity) { self.best = location }
+        }
+
+        /// Records the result and resumes the waiter, if one is waiting yet.
+        mutating func complete(_ result: Result<Location, any Error>) {
+            self.result = result
+            continuation?.resume(with: result)
+        }
+    }
+
+    struct State {
+        var streams: [Int: StreamConsumer] = [:]
+        var oneShots: [Int: OneShot] = [:]
+        var session: Task<Void, Never>?
+        var sessionGeneration = 0
+        var cachedLocation: Location?
+        private var lastID = 0
+
+        mutating func nextID() -> Int {
+            lastID += 1
+            return lastID
+        }
+
+        mutating func stopSessionIfIdle() {
+            guard streams.isEmpty, oneShots.values.allSatisfy({ $0.result != nil }) else { return }
+            session?.cancel()
+            session = nil
+        }
+    }
+}
+
+extension LocationError {
+    func replacingMessage(_ message: String) -> LocationError {
+        var copy = self
+        copy.message = message
+        return copy
+    }
+}

@@ -1,0 +1,78 @@
+/// Where reports come from: gpsd, an NMEA log, or a test double.
+///
+/// Each call to ``events()`` starts one session (one gpsd watch, one pass over a log); it
+/// ends when the consumer stops iterating. A source that cannot start at all (gpsd down
+/// at the first attempt, a missing log) ends the stream with a ``LocationError``.
+public protocol LocationSource: Sendable {
+    /// Starts a session and streams its events.
+    func events() -> AsyncThrowingStream<SourceEvent, any Error>
+}
+
+/// One thing a source says.
+public enum SourceEvent: Sendable, Hashable {
+    /// What the receiver reported.
+    case report(FixReport)
+    /// Something about the source itself: connected, lost, reconnecting, finished.
+    case status(LocationStatus)
+}
+
+/// News about the source or the fix that is not a location.
+public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
+    /// Connected and watching; the text names the server, such as `gpsd 3.22 at localhost:2947`.
+    case connected(String)
+    /// The receiver reports no fix, and has not had one in this session.
+    case noFix
+    /// The receiver had a fix and lost it. The last fix is not delivered again.
+    case fixLost
+    /// The connection broke or went silent.
+    case connectionLost(LocationError)
+    /// The next connection attempt, after a delay that grows to a cap.
+    case reconnecting(attempt: Int, delay: Duration)
+    /// A replayed log ended; the counts say what was in it.
+    case replayFinished(NMEAStatistics)
+
+    public var description: String {
+        switch self {
+        case .connected(let server): "connected to \(server)"
+        case .noFix: "no fix"
+        case .fixLost: "fix lost"
+        case .connectionLost(let error): error.message
+        case .reconnecting(let attempt, let delay): "reconnecting (attempt \(attempt)) in \(delay.secondsText)"
+        case .replayFinished(let statistics): "replay finished: \(statistics)"
+        }
+    }
+}
+
+/// What a decoder met in an NMEA stream.
+public struct NMEAStatistics: Sendable, Hashable, CustomStringConvertible {
+    /// Sentences with a valid checksum.
+    public var sentences = 0
+    /// Sentences skipped for a bad checksum.
+    public var badChecksums = 0
+    /// Sentences skipped for a missing checksum (often truncated).
+    public var missingChecksums = 0
+    /// Sentences whose fields could not be read.
+    public var malformed = 0
+    /// `#` comment lines.
+    public var comments = 0
+    /// Stretches of bytes that were not NMEA (binary junk, noise).
+    public var junk = 0
+    /// Epochs reported.
+    public var reports = 0
+
+    public init() {}
+
+    /// Counts one decoding failure.
+    public mutating func count(_ error: NMEAError) {
+        switch error.code {
+        case .badChecksum: badChecksums += 1
+        case .missingChecksum: missingChecksums += 1
+        default: malformed += 1
+        }
+    }
+
+    public var description: String {
+        "\(sentences) sentences, \(reports) reports, \(badChecksums) bad checksums, "
+            + "\(missingChecksums) missing checksums, \(malformed) malformed, \(junk) junk"
+    }
+}

@@ -1,0 +1,16 @@
+/// A clock with its instant type erased: elapsed time since creation, and sleeping.
+///
+/// Lets the manager and the sources take any `Clock<Duration>` (the real continuous
+/// clock, or a test clock) without making every type generic.
+struct TimeSource: Sendable {
+    /// Time elapsed on the clock since this value was made.
+    let now: @Sendable () -> Duration
+    /// Sleeps for a duration on the clock; throws when the task is cancelled.
+    let sleep: @Sendable (Duration) async throws -> Void
+
+    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let start = clock.now
+        now = { start.duration(to: clock.now) }
+        sleep = { duration in try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil) }
+    }
+}

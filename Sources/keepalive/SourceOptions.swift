@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import LocationKeepAlive
+
+/// Where fixes come from, and how they are filtered: shared by every command.
+struct SourceOptions: ParsableArguments {
+    @Option(name: .customLong("gpsd"), help: ArgumentHelp("gpsd to connect to.", valueName: "host:port"))
+    var gpsd: String = "localhost:2947"
+
+    @Option(help: ArgumentHelp("Decode an NMEA log natively instead of asking gpsd.", valueName: "file"))
+    var replay: String?
+
+    @Option(help: "Replay speed: 1 as recorded, 10 ten times faster, 0 as fast as possible.")
+    var speed: Double = 1
+
+    @Option(help: ArgumentHelp("Drop fixes less accurate than this (metres).", valueName: "m"))
+    var accuracy: Double?
+
+    @Option(help: ArgumentHelp("Drop fixes closer than this to the last one (metres).", valueName: "m"))
+    var distance: Double?
+
+    @Option(name: .customLong("max-age"), help: ArgumentHelp("Drop fixes older than this (seconds, receiver time against the system clock).", valueName: "s"))
+    var maxAge: Double?
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    func validate() throws {
+        guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more (0 replays as fast as possible)") }
+        if let accuracy, !(accuracy > 0 && accuracy.isFinite) { throw ValidationError("--accuracy must be a positive number of metres") }
+        if let distance, !(distance >= 0 && distance.isFinite) { throw ValidationError("--distance must be 0 or more metres") }
+        if let maxAge, !(maxAge > 0 && maxAge.isFinite) { throw ValidationError("--max-age must be a positive number of seconds") }
+        _ = try endpoint()
+        if let replay, !FileManager.default.isReadableFile(atPath: replay) {
+            throw ValidationError("--replay: cannot read \(replay)")
+        }
+    }
+
+    func endpoint() throws -> (host: String, port: Int) {
+        let parts = gpsd.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let host = parts.first, !host.isEmpty else {
+            throw ValidationError("--gpsd must be HOST or HOST:PORT, not '\(gpsd)'")
+        }
+        guard parts.count == 2 else { return (String(host), 2947) }
+        guard let port = Int(parts[1]), (1...65535).contains(port) else {
+            throw ValidationError("--gpsd port must be 1-65535, not '\(parts[1])'")
+        }
+        return (String(host), port)
+    }
+
+    var maximumAge: Duration? { maxAge.map { .milliseconds(Int64($0 * 1000)) } }
+
+    var filter: LocationFilter {
+        LocationFilter(desiredAccuracy: accuracy, distanceFilter: distance, maximumAge: maximumAge)
+    }
+
+    func makeManager() throws -> LocationManager {
+        if let replay {
+            return LocationManager(source: NMEAReplaySource(file: URL(fileURLWithPath: replay), speed: speed))
+        }
+        let (host, port) = try endpoint()
+        return LocationManager(source: GPSDSource(host: host, port: port))
+    }
+}
