@@ -75,7 +75,7 @@ public struct NMEAFixAssembler: Sendable {
     /// Closes the current epoch (at the end of the input) and returns its report, if it said anything.
     public mutating func flush() -> FixReport? {
         defer { epoch = Epoch() }
-        guard !epoch.isEmpty, epoch.saidSomething else { return nil }
+        guard !epoch.isEmpty else { return nil }
         if let epochDate = epoch.date {
             date = epochDate
         } else if let time = epoch.time, let last = lastEpochTime, let known = date,
@@ -84,12 +84,13 @@ public struct NMEAFixAssembler: Sendable {
             date = known.nextDay()  // passed midnight without a new date
         }
         if let time = epoch.time { lastEpochTime = time }
+        guard epoch.saidSomething else { return nil }
         let timestamp = epoch.time.flatMap { time in date.map { $0.timestamp(at: time) } }
 
         let mode = epoch.mode(carriedFixType: fixType, carriedAltitude: ggaHasAltitude)
         ggaHasAltitude = mode.hasPosition ? (epoch.ggaHasAltitude ?? ggaHasAltitude) : nil
         guard mode.hasPosition, let latitude = epoch.latitude, let longitude = epoch.longitude else {
-            return FixReport(mode: mode == .notSeen ? .noFix : min(mode, .noFix), time: timestamp)
+            return FixReport(mode: mode == .notSeen ? .noFix : mode, time: timestamp)  // a mode without a position yet
         }
         let isDifferential = epoch.quality == .dgps
         let location = Location(
