@@ -1,0 +1,73 @@
+import Foundation
+import LocationKeepAliveMocks
+import Testing
+
+/// The built `keepalive` binary, end to end: output, exit codes, messages.
+@Suite(.timeLimit(.minutes(1)))
+struct CLITests {
+    private func keepalive(_ arguments: String...) async throws -> CommandResult {
+        try await runCommand(try Tools.keepalive.path, arguments, timeout: .seconds(30))
+    }
+
+    @Test func watchReplaysALogAsJSONLinesAndStopsAtItsEnd() async throws {
+        let result = try await keepalive("watch", "--replay", NMEAFixture.mt3339.url.path, "--speed", "0", "--json")
+        #expect(result.exitCode == 0)
+        let objects = try result.lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let fixes = objects.filter { $0["class"] as? String == "fix" }
+        #expect(fixes.count == 30)
+        #expect(fixes.first?["time"] as? String == "2015-04-13T20:26:40.000Z")
+        #expect(fixes.first?["mode"] as? Int == 3)
+        #expect(fixes.allSatisfy { $0["latitude"] is Double && $0["longitude"] is Double && $0["horizontalAccuracy"] is Double })
+        #expect(objects.last?["status"] as? String == "replayFinished")
+    }
+
+    @Test func watchHumanLinesApplyTheFilters() async throws {
+        let all = try await keepalive("watch", "--replay", NMEAFixture("haicom-305N.log").url.path, "--speed", "0")
+        let spaced = try await keepalive(
+            "watch", "--replay", NMEAFixture("haicom-305N.log").url.path, "--speed", "0", "--distance", "5")
+        let fixLines = { (result: CommandResult) in result.lines.filter { !$0.hasPrefix("#") }.count }
+        #expect(fixLines(all) == 67)
+        #expect(fixLines(spaced) > 0 && fixLines(spaced) < fixLines(all))
+    }
+
+    @Test func locatePrintsOneFix() async throws {
+        let result = try await keepalive("locate", "--replay", NMEAFixture.mt3339.url.path, "--speed", "0", "--json")
+        #expect(result.exitCode == 0)
+        #expect(result.lines.count == 1)
+        #expect(result.lines.first?.contains("\"latitude\":44.06884") == true)
+    }
+
+    @Test func locateWithoutAFixFailsWithAMessage() async throws {
+        let result = try await keepalive("locate", "--replay", NMEAFixture("ublox-lea-5q.log").url.path, "--speed", "0")
+        #expect(result.exitCode == 1)
+        #expect(result.error.contains("before a fix met the request"))
+    }
+
+    @Test func locateWithoutGPSDFailsFastNamingTheAddress() async throws {
+        let port = try await Tools.freePort()
+        let started = ContinuousClock.now
+        let result = try await keepalive("locate", "--gpsd", "127.0.0.1:\(port)", "--timeout", "20")
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(result.exitCode == 1)
+        #expect(result.error.contains("127.0.0.1:\(port)") && result.error.contains("Start it"))
+    }
+
+    @Test(arguments: [
+        ["watch", "--bogus"],
+        ["locate", "--timeout", "0"],
+        ["locate", "--timeout", "abc"],
+        ["watch", "--gpsd", "localhost:99999"],
+        ["watch", "--gpsd", ":2947"],
+        ["watch", "--speed=-1", "--replay", "/dev/null"],
+        ["watch", "--accuracy", "0"],
+        ["watch", "--distance=-3"],
+        ["watch", "--max-age", "nan"],
+        ["watch", "--replay", "/nonexistent.nmea"],
+        ["frobnicate"],
+    ])
+    func badArgumentsExit64WithAMessage(arguments: [String]) async throws {
+        let result = try await runCommand(try Tools.keepalive.path, arguments, timeout: .seconds(30))
+        #expect(result.exitCode == 64)
+        #expect(result.error.contains("Error:"))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import LocationKeepAlive
+import LocationKeepAliveMocks
+import Testing
+
+/// Every bundled log through a real gpsd: our libgps client, our manager and the `keepalive`
+/// CLI all watch the same gpsd as gpsd's own watcher, and must see exactly what it saw.
+@Suite(.timeLimit(.minutes(5)))
+struct GPSDAgreementTests {
+    @Test(arguments: NMEAFixture.all)
+    func deliversWhatGPSDDecodes(log: NMEAFixture) async throws {
+        let keepalive = try Tools.keepalive
+        try await GatedGPSD.run(log: log.url) { gpsd in
+            let raw = Recorder(GPSDSource(port: gpsd.port).events())
+            let manager = LocationManager(source: GPSDSource(port: gpsd.port))
+            let everything = Recorder(manager.updates(.everything))
+            let filtered = Recorder(manager.updates())
+            let interrupt = Interrupt()
+            let cli = Task {
+                try await runCommand(
+                    keepalive.path, ["watch", "--gpsd", "localhost:\(gpsd.port)", "--json"], interrupt: interrupt,
+                    timeout: .seconds(90))
+            }
+            defer { interrupt.fire() }
+            // Everyone watches before the first sentence is written.
+            for recorder in [raw] {
+                #expect(await recorder.wait { $0.contains(.status(.connected("gpsd 3.22 at localhost:\(gpsd.port)"))) })
+            }
+            #expect(await everything.wait { $0.contains { if case .status(.connected) = $0 { true } else { false } } })
+            try await Task.sleep(for: .milliseconds(800))  // the CLI's own connection
+            try await gpsd.go()
+            let oracle = try await gpsd.reports()
+            await raw.waitUntilQuiet()
+            await everything.waitUntilQuiet()
+
+            // 1. The libgps client: every TPV gpsd sent, in order, same mode, time and position.
+            let ours = raw.elements.compactMap { if case .report(let report) = $0 { report } else { nil } }
+            #expect(ours.filter { $0.mode >= .twoDimensional }.count == oracle.filter { $0.mode >= 2 }.count)
+            #expect(ours.count == oracle.count)
+            for (report, tpv) in zip(ours, oracle) {
+                #expect(report.mode.rawValue == tpv.mode)
+                #expect(report.location.map { abs($0.latitude - tpv.lat!) < 1e-9 && abs($0.longitude - tpv.lon!) < 1e-9 }
+                    ?? (tpv.lat == nil || tpv.mode < 2))
+                #expect(report.time.map { Int(($0.timeIntervalSince1970 * 1000).rounded()) % 86_400_000 } == tpv.millisecondsOfDay)
+            }
+
+            // 2. The manager, unfiltered: one location per gpsd report with a position.
+            let located = oracle.filter { $0.mode >= 2 && $0.lat != nil && $0.lon != nil }
+            let everyLocation = everything.elements.compactMap { if case .location(let fix) = $0 { fix } else { nil } }
+            #expect(everyLocation.count == located.count)
+
+            // 3. The default filter drops a report with the same time as the last one delivered.
+            var lastTime: Int?
+            var expected = 0
+            for tpv in located {
+                if let time = tpv.millisecondsOfDay, time == lastTime { continue }
+                expected += 1
+                lastTime = tpv.millisecondsOfDay ?? lastTime
+            }
+            await filtered.waitUntilQuiet()
+            let filteredLocations = filtered.elements.filter { if case .location = $0 { true } else { false } }
+            #expect(filteredLocations.count == expected)
+
+            // 4. The CLI prints the same fixes as the default filter, as JSON lines, and exits 0 on Ctrl-C.
+            try await Task.sleep(for: .milliseconds(300))
+            interrupt.fire()
+            let printed = try await cli.value
+            #expect(printed.exitCode == 0)
+            let cliFixes = printed.lines.filter { $0.hasPrefix("{") && $0.contains("\"class\":\"fix\"") }
+            #expect(cliFixes.count == expected)
+            for line in cliFixes.prefix(3) {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                for key in ["latitude", "longitude", "time", "mode", "horizontalAccuracy"] { #expect(object[key] != nil, "\(key)") }
+            }
+            raw.cancel()
+            everything.cancel()
+            filtered.cancel()
+            print("\(log): gpsd TPV \(oracle.count), mode>=2 \(oracle.filter { $0.mode >= 2 }.count), "
+                + "located \(located.count), ours raw \(ours.count), manager \(everyLocation.count), filtered \(filteredLocations.count)")
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import LocationKeepAlive
+import LocationKeepAliveMocks
+import Testing
+
+/// The location manager against a real gpsd: one-shots, failures, gpsd going away and coming back.
+@Suite(.timeLimit(.minutes(2)))
+struct GPSDClientTests {
+    @Test func oneShotReturnsWithinItsTimeout() async throws {
+        let port = try await Tools.freePort()
+        try await withGPSFake(log: NMEAFixture.mt3339.url, port: port) {
+            try await waitUntilGPSDAccepts(port: port)
+            let manager = LocationManager(source: GPSDSource(port: port))
+            let started = ContinuousClock.now
+            let fix = try await manager.requestLocation(desiredAccuracy: 10, timeout: .seconds(10))
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed < .seconds(10))
+            #expect(abs(fix.latitude - 44.0688) < 0.001 && abs(fix.longitude - -121.3142) < 0.001)
+            #expect((fix.horizontalAccuracy ?? 99) <= 10)
+            #expect(fix.device?.hasPrefix("/dev/pts/") == true)
+            print("one-shot from a fresh connection: \(elapsed)")
+        }
+    }
+
+    @Test func unattainableAccuracyFailsAtTheTimeoutWithTheBestFix() async throws {
+        let port = try await Tools.freePort()
+        try await withGPSFake(log: NMEAFixture.mt3339.url, port: port) {
+            try await waitUntilGPSDAccepts(port: port)
+            let manager = LocationManager(source: GPSDSource(port: port))
+            let started = ContinuousClock.now
+            let error = try #require(await #expect(throws: LocationError.self) {
+                try await manager.requestLocation(desiredAccuracy: 0.01, timeout: .seconds(3))
+            })
+            let elapsed = ContinuousClock.now - started
+            #expect(error.code == .locationUnknown)
+            #expect(error.bestLocation != nil, "gpsd sent fixes, only not accurate enough")
+            #expect(elapsed >= .seconds(3) && elapsed < .seconds(4))
+        }
+    }
+
+    @Test func noGPSDGivesAClearErrorWithinOneSecond() async throws {
+        let port = try await Tools.freePort()
+        let manager = LocationManager(source: GPSDSource(port: port))
+        let started = ContinuousClock.now
+        let error = try #require(await #expect(throws: LocationError.self) {
+            for try await _ in manager.updates() {}
+        })
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(error.code == .gpsdUnreachable)
+        #expect(error.message.contains("localhost:\(port)") && error.message.contains("--replay"))
+        let oneShotStart = ContinuousClock.now
+        await #expect(throws: LocationError.self) { try await manager.requestLocation(timeout: .seconds(30)) }
+        #expect(ContinuousClock.now - oneShotStart < .seconds(1))
+    }
+
+    @Test func gpsdKilledMidStreamIsReportedAndARestartedGPSDIsReconnected() async throws {
+        let port = try await Tools.freePort()
+        let manager = LocationManager(
+            source: GPSDSource(port: port, reconnectPolicy: ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400))))
+        let updates = try await withGPSFake(log: NMEAFixture.mt3339.url, port: port) { () -> Recorder<LocationUpdate> in
+            try await waitUntilGPSDAccepts(port: port)
+            let updates = Recorder(manager.updates())
+            #expect(await updates.wait { $0.filter(\.isLocation).count >= 3 })
+            return updates
+        }
+        // gpsfake and its gpsd are gone now.
+        #expect(await updates.wait { $0.contains { if case .status(.connectionLost) = $0 { true } else { false } } })
+        #expect(await updates.wait { $0.contains { if case .status(.reconnecting) = $0 { true } else { false } } })
+        let beforeRestart = updates.elements.count
+        try await withGPSFake(log: NMEAFixture.mt3339.url, port: port) {
+            let reconnected = await updates.wait(upTo: .seconds(15)) { elements in
+                elements.dropFirst(beforeRestart).filter(\.isLocation).count >= 3
+            }
+            #expect(reconnected)
+        }
+        updates.cancel()
+        let elements = updates.elements
+        let connects = elements.filter { if case .status(.connected) = $0 { true } else { false } }.count
+        #expect(connects == 2)
+        // Between the two gpsds, reconnection attempts only, no fix; and no fix twice in a row.
+        let times = elements.compactMap { if case .location(let fix) = $0 { fix.timestamp } else { nil } }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 != $1 })
+        #expect(updates.error == nil)
+    }
+
+    /// gpsfake's port accepts connections a little after launch.
+    private func waitUntilGPSDAccepts(port: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            do {
+                for try await case .status(.connected) in GPSDSource(port: port).events() { return }
+            } catch {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        throw ToolMissing("gpsfake did not open port \(port) within 10 s")
+    }
+}
+
+extension LocationUpdate {
+    var isLocation: Bool { if case .location = self { true } else { false } }
+}

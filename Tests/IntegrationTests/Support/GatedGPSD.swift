@@ -1,0 +1,71 @@
+import Foundation
+import LocationKeepAliveMocks
+import Subprocess
+import SystemPackage
+
+/// A real gpsd fed one log by `scripts/gpsfake-gated`, holding the feed until our clients
+/// are attached, and telling afterwards every TPV gpsd reported (its own watcher saw them).
+struct GatedGPSD {
+    let port: Int
+    private let writer: StandardInputWriter
+    private let lines: Lines
+
+    /// Starts gpsd with the log, runs `body` with it, and stops gpsd whatever happens.
+    static func run<R: Sendable>(log: URL, _ body: (GatedGPSD) async throws -> R) async throws -> R {
+        try Tools.requireGPSD()
+        let configuration = Configuration(
+            executable: .path("/usr/bin/python3"),
+            arguments: [Tools.gatedGPSFake.path, "--gate", "--timeout", "90", log.path],
+            platformOptions: isolatedOptions())
+        let result = try await Subprocess.run(
+            configuration, input: .inputWriter, output: .sequence, error: .discarded
+        ) { execution in
+            let lines = Lines(execution.standardOutput.strings().makeAsyncIterator())
+            guard let ready = try await lines.next(), ready.hasPrefix("READY "),
+                let port = Int(ready.split(separator: " ")[1])
+            else {
+                throw ToolMissing("gpsfake-gated did not start gpsd")
+            }
+            let gpsd = GatedGPSD(port: port, writer: execution.standardInputWriter, lines: lines)
+            do {
+                let value = try await body(gpsd)
+                try? await gpsd.stop()
+                return value
+            } catch {
+                try? await gpsd.stop()
+                await execution.teardown(using: [])
+                throw error
+            }
+        }
+        return result.closureResult
+    }
+
+    /// Starts the feed; every client must be watching already.
+    func go() async throws { _ = try await writer.write("GO\n") }
+
+    /// Waits until the whole log was fed and drained, and returns gpsd's own reports.
+    func reports() async throws -> [GPSDTPV] {
+        var reports: [GPSDTPV] = []
+        while let line = try await lines.next() {
+            if line.hasPrefix("TPV ") {
+                reports.append(try JSONDecoder().decode(GPSDTPV.self, from: Data(line.dropFirst(4).utf8)))
+            } else if line.hasPrefix("DONE ") {
+                return reports
+            }
+        }
+        throw ToolMissing("gpsfake-gated ended before the log was fed")
+    }
+
+    private func stop() async throws {
+        _ = try await writer.write("STOP\n")
+        try await writer.finish()
+    }
+
+    /// The helper's output, read by one task at a time.
+    final class Lines: @unchecked Sendable {
+        // Used only by the test task that runs the gated session, one call at a time.
+        private var iterator: SubprocessOutputSequence.StringSequence<UTF8>.AsyncIterator
+        init(_ iterator: SubprocessOutputSequence.StringSequence<UTF8>.AsyncIterator) { self.iterator = iterator }
+        func next() async throws -> String? { try await iterator.next() }
+    }
+}

@@ -1,0 +1,50 @@
+import Synchronization
+
+/// Reads an async sequence in a task and keeps everything it yields, for later assertions.
+final class Recorder<Element: Sendable>: Sendable {
+    private final class Storage: Sendable {
+        let elements = Mutex<[Element]>([])
+        let error = Mutex<(any Error)?>(nil)
+    }
+    private let storage = Storage()
+    private let task: Task<Void, Never>
+
+    init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
+        let storage = self.storage
+        task = Task {
+            do {
+                for try await element in sequence { storage.elements.withLock { $0.append(element) } }
+            } catch {
+                storage.error.withLock { $0 = error }
+            }
+        }
+    }
+
+    var elements: [Element] { storage.elements.withLock { $0 } }
+    var error: (any Error)? { storage.error.withLock { $0 } }
+
+    /// Waits (polling every 10 ms) until `condition` holds; false after `timeout`.
+    @discardableResult
+    func wait(upTo timeout: Duration = .seconds(10), until condition: ([Element]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(elements) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition(elements)
+    }
+
+    /// Waits until nothing new arrived for `quiet` (the stream drained), at most `timeout`.
+    func waitUntilQuiet(_ quiet: Duration = .milliseconds(500), upTo timeout: Duration = .seconds(10)) async {
+        let deadline = ContinuousClock.now + timeout
+        var count = -1
+        while ContinuousClock.now < deadline, elements.count != count {
+            count = elements.count
+            try? await Task.sleep(for: quiet)
+        }
+    }
+
+    func cancel() { task.cancel() }
+
+    deinit { task.cancel() }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Subprocess
+import SystemPackage
+import Synchronization
+
+/// The result of running a command to its end.
+struct CommandResult {
+    var status: TerminationStatus
+    var lines: [String]
+    var error: String
+
+    var exitCode: Int32? { if case .exited(let code) = status { code } else { nil } }
+}
+
+/// Options that put the child in its own session, so teardown reaches everything it started.
+func isolatedOptions() -> PlatformOptions {
+    var options = PlatformOptions()
+    options.createSession = true
+    options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))]
+    return options
+}
+
+/// A switch a test flips to send SIGINT to a running command (Ctrl-C).
+final class Interrupt: Sendable {
+    private let flag = Mutex(false)
+    func fire() { flag.withLock { $0 = true } }
+    var isFired: Bool { flag.withLock { $0 } }
+}
+
+/// Runs a command to its end, reading its output line by line; SIGINT when `interrupt` fires,
+/// killed after `timeout`.
+func runCommand(
+    _ path: String, _ arguments: [String], interrupt: Interrupt? = nil, timeout: Duration = .seconds(60)
+) async throws -> CommandResult {
+    let configuration = Configuration(
+        executable: .path(FilePath(path)), arguments: Arguments(arguments), platformOptions: isolatedOptions())
+    let result = try await Subprocess.run(
+        configuration, input: .none, output: .sequence, error: .string(limit: 1 << 20)
+    ) { execution in
+        let watchdog = Task {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                if interrupt?.isFired == true {
+                    try? execution.send(signal: .interrupt)
+                    try await Task.sleep(for: .seconds(5))
+                    break
+                }
+            }
+            try? execution.send(signal: .kill, toProcessGroup: true)
+        }
+        defer { watchdog.cancel() }
+        var lines: [String] = []
+        for try await line in execution.standardOutput.strings() { lines.append(line) }
+        return lines
+    }
+    return CommandResult(status: result.terminationStatus, lines: result.closureResult, error: result.standardError)
+}
+
+/// Runs a command and returns its standard output.
+func run(_ path: String, _ arguments: [String]) async throws -> String {
+    try await runCommand(path, arguments).lines.joined(separator: "\n")
+}

@@ -1,0 +1,56 @@
+import Foundation
+import LocationKeepAlive
+
+/// Where the project's scripts and the built `keepalive` are, and whether gpsd is installed.
+enum Tools {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static let gatedGPSFake = repository.appendingPathComponent("scripts/gpsfake-gated")
+
+    /// The `keepalive` binary built beside the test bundle.
+    static var keepalive: URL {
+        get throws {
+            var directory = Bundle.main.bundleURL
+            for _ in 0..<3 {
+                let candidate = directory.appendingPathComponent("keepalive")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+                directory.deleteLastPathComponent()
+            }
+            throw ToolMissing("the keepalive binary was not built next to the tests (\(Bundle.main.bundleURL.path)): run swift build first")
+        }
+    }
+
+    /// Fails with an install hint when gpsd, gpsfake or its Python library is missing. Never skips.
+    static func requireGPSD() throws {
+        let needed = [
+            "/usr/sbin/gpsd": "gpsd",
+            "/usr/bin/gpsfake": "gpsd-tools",
+            "/usr/lib/python3/dist-packages/gps/fake.py": "python3-gps",
+            "/usr/bin/gpspipe": "gpsd-clients",
+        ]
+        let missing = needed.filter { !FileManager.default.fileExists(atPath: $0.key) }
+        guard missing.isEmpty else {
+            throw ToolMissing(
+                "gpsd is not installed (missing \(missing.keys.sorted().joined(separator: ", "))): run "
+                    + "`sudo apt-get update && sudo apt-get install -y gpsd gpsd-tools gpsd-clients python3-gps` "
+                    + "or `scripts/setup`, then run the tests again")
+        }
+    }
+
+    /// A TCP port nobody listens on now (asks the kernel through Debian's Python).
+    static func freePort() async throws -> Int {
+        let output = try await run("/usr/bin/python3", [
+            "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])",
+        ])
+        guard let port = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ToolMissing("could not find a free port: \(output)")
+        }
+        return port
+    }
+}
+
+struct ToolMissing: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
