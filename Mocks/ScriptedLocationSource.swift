@@ -82,11 +82,19 @@ public final class ScriptedLocationSource: LocationSource {
 
     /// Sends a 3D fix.
     public func sendFix(
-        latitude: Double, longitude: Double, accuracy: Double? = nil, at time: Date? = nil
+        latitude: Double,
+        longitude: Double,
+        accuracy: Double? = nil,
+        at time: Date? = nil
     ) {
         let location = Location(
-            latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy, timestamp: time,
-            mode: .threeDimensional, device: "scripted")
+            latitude: latitude,
+            longitude: longitude,
+            horizontalAccuracy: accuracy,
+            timestamp: time,
+            mode: .threeDimensional,
+            device: "scripted"
+        )
         send(.report(FixReport(mode: .threeDimensional, time: time, location: location)))
     }
 

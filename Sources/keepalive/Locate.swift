@@ -13,7 +13,9 @@ extension KeepAlive {
         var timeout: Double = 30
 
         func validate() throws {
-            guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+            guard timeout > 0, timeout.isFinite else {
+                throw ValidationError("--timeout must be a positive number of seconds")
+            }
         }
 
         func run() async throws {
@@ -21,8 +23,10 @@ extension KeepAlive {
             let manager = try source.makeManager()
             do {
                 let location = try await manager.requestLocation(
-                    desiredAccuracy: source.accuracy, maximumAge: source.maximumAge,
-                    timeout: .milliseconds(Int64(timeout * 1000)))
+                    desiredAccuracy: source.accuracy,
+                    maximumAge: source.maximumAge,
+                    timeout: .milliseconds(Int64(timeout * 1000))
+                )
                 output.write(location)
             } catch {
                 output.write(error: error)

@@ -23,8 +23,13 @@ struct Output {
             object["device"] = location.device ?? NSNull()
             emit(object)
         } else {
-            var line = String(format: "%@  %.7f, %.7f  %@", location.timestamp.map(Self.iso8601) ?? "(no time)",
-                location.latitude, location.longitude, location.mode.description)
+            var line = String(
+                format: "%@  %.7f, %.7f  %@",
+                location.timestamp.map(Self.iso8601) ?? "(no time)",
+                location.latitude,
+                location.longitude,
+                location.mode.description
+            )
             if let accuracy = location.horizontalAccuracy { line += String(format: "  ±%.1f m", accuracy) }
             if let altitude = location.altitudeMSL { line += String(format: "  alt %.1f m", altitude) }
             if let speed = location.speed { line += String(format: "  %.2f m/s", speed) }
@@ -52,7 +57,9 @@ struct Output {
     }
 
     static func iso8601(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)
+        )
     }
 }
 

@@ -19,17 +19,31 @@ struct SourceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Drop fixes closer than this to the last one (metres).", valueName: "m"))
     var distance: Double?
 
-    @Option(name: .customLong("max-age"), help: ArgumentHelp("Drop fixes older than this (seconds, receiver time against the system clock).", valueName: "s"))
+    @Option(
+        name: .customLong("max-age"),
+        help: ArgumentHelp(
+            "Drop fixes older than this (seconds, receiver time against the system clock).",
+            valueName: "s"
+        )
+    )
     var maxAge: Double?
 
     @Flag(help: "One JSON object per line.")
     var json = false
 
     func validate() throws {
-        guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more (0 replays as fast as possible)") }
-        if let accuracy, !(accuracy > 0 && accuracy.isFinite) { throw ValidationError("--accuracy must be a positive number of metres") }
-        if let distance, !(distance >= 0 && distance.isFinite) { throw ValidationError("--distance must be 0 or more metres") }
-        if let maxAge, !(maxAge > 0 && maxAge.isFinite) { throw ValidationError("--max-age must be a positive number of seconds") }
+        guard speed >= 0, speed.isFinite else {
+            throw ValidationError("--speed must be 0 or more (0 replays as fast as possible)")
+        }
+        if let accuracy, !(accuracy > 0 && accuracy.isFinite) {
+            throw ValidationError("--accuracy must be a positive number of metres")
+        }
+        if let distance, !(distance >= 0 && distance.isFinite) {
+            throw ValidationError("--distance must be 0 or more metres")
+        }
+        if let maxAge, !(maxAge > 0 && maxAge.isFinite) {
+            throw ValidationError("--max-age must be a positive number of seconds")
+        }
         _ = try endpoint()
         if let replay, !FileManager.default.isReadableFile(atPath: replay) {
             throw ValidationError("--replay: cannot read \(replay)")

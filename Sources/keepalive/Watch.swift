@@ -10,16 +10,28 @@ extension KeepAlive {
 
         @OptionGroup var source: SourceOptions
 
+        @Option(help: ArgumentHelp("Exit 0 after this many fixes.", valueName: "n"))
+        var count: Int?
+
+        func validate() throws {
+            if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
+        }
+
         func run() async throws {
             let output = Output(json: source.json)
             let manager = try source.makeManager()
             let failed = await withTaskGroup(of: Bool?.self) { group in
                 group.addTask {
                     do {
+                        var fixes = 0
                         for try await update in manager.updates(source.filter) {
                             switch update {
-                            case .location(let location): output.write(location)
-                            case .status(let status): output.write(status)
+                            case .location(let location):
+                                output.write(location)
+                                fixes += 1
+                                if fixes == count { return false }
+                            case .status(let status):
+                                output.write(status)
                             }
                         }
                         return false

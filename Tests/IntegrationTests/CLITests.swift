@@ -12,19 +12,32 @@ struct CLITests {
     @Test func watchReplaysALogAsJSONLinesAndStopsAtItsEnd() async throws {
         let result = try await keepalive("watch", "--replay", NMEAFixture.mt3339.url.path, "--speed", "0", "--json")
         #expect(result.exitCode == 0)
-        let objects = try result.lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try result.lines.map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         let fixes = objects.filter { $0["class"] as? String == "fix" }
         #expect(fixes.count == 30)
         #expect(fixes.first?["time"] as? String == "2015-04-13T20:26:40.000Z")
         #expect(fixes.first?["mode"] as? Int == 3)
-        #expect(fixes.allSatisfy { $0["latitude"] is Double && $0["longitude"] is Double && $0["horizontalAccuracy"] is Double })
+        #expect(
+            fixes.allSatisfy {
+                $0["latitude"] is Double && $0["longitude"] is Double && $0["horizontalAccuracy"] is Double
+            }
+        )
         #expect(objects.last?["status"] as? String == "replayFinished")
     }
 
     @Test func watchHumanLinesApplyTheFilters() async throws {
         let all = try await keepalive("watch", "--replay", NMEAFixture("haicom-305N.log").url.path, "--speed", "0")
         let spaced = try await keepalive(
-            "watch", "--replay", NMEAFixture("haicom-305N.log").url.path, "--speed", "0", "--distance", "5")
+            "watch",
+            "--replay",
+            NMEAFixture("haicom-305N.log").url.path,
+            "--speed",
+            "0",
+            "--distance",
+            "5"
+        )
         let fixLines = { (result: CommandResult) in result.lines.filter { !$0.hasPrefix("#") }.count }
         #expect(fixLines(all) == 67)
         #expect(fixLines(spaced) > 0 && fixLines(spaced) < fixLines(all))

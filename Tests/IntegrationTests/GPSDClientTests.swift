@@ -28,9 +28,11 @@ struct GPSDClientTests {
             try await waitUntilGPSDAccepts(port: port)
             let manager = LocationManager(source: GPSDSource(port: port))
             let started = ContinuousClock.now
-            let error = try #require(await #expect(throws: LocationError.self) {
-                try await manager.requestLocation(desiredAccuracy: 0.01, timeout: .seconds(3))
-            })
+            let error = try #require(
+                await #expect(throws: LocationError.self) {
+                    try await manager.requestLocation(desiredAccuracy: 0.01, timeout: .seconds(3))
+                }
+            )
             let elapsed = ContinuousClock.now - started
             #expect(error.code == .locationUnknown)
             #expect(error.bestLocation != nil, "gpsd sent fixes, only not accurate enough")
@@ -42,9 +44,11 @@ struct GPSDClientTests {
         let port = try await Tools.freePort()
         let manager = LocationManager(source: GPSDSource(port: port))
         let started = ContinuousClock.now
-        let error = try #require(await #expect(throws: LocationError.self) {
-            for try await _ in manager.updates() {}
-        })
+        let error = try #require(
+            await #expect(throws: LocationError.self) {
+                for try await _ in manager.updates() {}
+            }
+        )
         #expect(ContinuousClock.now - started < .seconds(1))
         #expect(error.code == .gpsdUnreachable)
         #expect(error.message.contains("localhost:\(port)") && error.message.contains("--replay"))
@@ -56,7 +60,11 @@ struct GPSDClientTests {
     @Test func gpsdKilledMidStreamIsReportedAndARestartedGPSDIsReconnected() async throws {
         let port = try await Tools.freePort()
         let manager = LocationManager(
-            source: GPSDSource(port: port, reconnectPolicy: ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400))))
+            source: GPSDSource(
+                port: port,
+                reconnectPolicy: ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400))
+            )
+        )
         let updates = try await withGPSFake(log: NMEAFixture.mt3339.url, port: port) { () -> Recorder<LocationUpdate> in
             try await waitUntilGPSDAccepts(port: port)
             let updates = Recorder(manager.updates())

@@ -9,7 +9,9 @@ import Testing
     let start = Date(timeIntervalSince1970: 1_700_000_000)
 
     private func collect(
-        _ filter: LocationFilter, wallClock: Date? = nil, script: (ScriptedLocationSource, Date) -> Void
+        _ filter: LocationFilter,
+        wallClock: Date? = nil,
+        script: (ScriptedLocationSource, Date) -> Void
     ) async throws -> [LocationUpdate] {
         let now = wallClock ?? start
         let manager = LocationManager(source: source, wallClock: { now })
@@ -33,6 +35,16 @@ import Testing
             source.sendFix(latitude: 2, longitude: 0, at: t + 1)
         }
         #expect(fixes(updates) == [1, 2])
+    }
+
+    @Test func dropsUntimedRepeatsOfTheSamePlace() async throws {
+        let updates = try await collect(LocationFilter()) { source, t in
+            source.sendFix(latitude: 1, longitude: 0)  // gpsd before it knows the date
+            source.sendFix(latitude: 1, longitude: 0)
+            source.sendFix(latitude: 1.1, longitude: 0)
+            source.sendFix(latitude: 1.1, longitude: 0, at: t)
+        }
+        #expect(fixes(updates) == [1, 1.1, 1.1])
     }
 
     @Test func everythingKeepsDuplicates() async throws {
@@ -81,12 +93,14 @@ import Testing
             source.sendFix(latitude: 1, longitude: 0, at: t + 1)  // the old fix again, replayed
             source.sendFix(latitude: 1, longitude: 0, at: t + 4)  // regained, same place: news despite the filter
         }
-        #expect(updates == [
-            .status(.noFix),
-            .location(Location(latitude: 1, longitude: 0, timestamp: start + 1, device: "scripted")),
-            .status(.fixLost),
-            .location(Location(latitude: 1, longitude: 0, timestamp: start + 4, device: "scripted")),
-        ])
+        #expect(
+            updates == [
+                .status(.noFix),
+                .location(Location(latitude: 1, longitude: 0, timestamp: start + 1, device: "scripted")),
+                .status(.fixLost),
+                .location(Location(latitude: 1, longitude: 0, timestamp: start + 4, device: "scripted")),
+            ]
+        )
     }
 
     @Test func invalidOptionsFailTheStream() async throws {

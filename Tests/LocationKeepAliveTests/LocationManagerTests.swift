@@ -47,7 +47,11 @@ import Testing
         source.sendFix(latitude: 7, longitude: 0, accuracy: 5, at: now - 3)
         var iterator = updates.makeAsyncIterator()
         _ = try await iterator.next()
-        let cached = try await manager.requestLocation(desiredAccuracy: 10, maximumAge: .seconds(5), timeout: .seconds(1))
+        let cached = try await manager.requestLocation(
+            desiredAccuracy: 10,
+            maximumAge: .seconds(5),
+            timeout: .seconds(1)
+        )
         #expect(cached.latitude == 7)
         #expect(source.sessionsStarted == 1, "the one-shot shares the running watch")
     }
@@ -132,7 +136,10 @@ import Testing
     }
 
     /// Reads `count` fixes in a task that owns the stream, so the stream ends with the task.
-    private func read(_ count: Int, from updates: AsyncThrowingStream<LocationUpdate, any Error>) -> Task<Int, any Error> {
+    private func read(
+        _ count: Int,
+        from updates: AsyncThrowingStream<LocationUpdate, any Error>
+    ) -> Task<Int, any Error> {
         Task {
             var seen = 0
             for try await case .location in updates {

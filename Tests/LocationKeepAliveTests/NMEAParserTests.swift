@@ -4,7 +4,10 @@ import Testing
 @Suite struct NMEAParserTests {
     @Test func decodesRMC() throws {
         let sentence = try NMEAParser.parse("$GPRMC,202640.000,A,4404.1306,N,12118.8515,W,0.03,225.97,130415,,,D*73")
-        guard case .rmc(let rmc) = sentence else { Issue.record("not RMC: \(sentence)"); return }
+        guard case .rmc(let rmc) = sentence else {
+            Issue.record("not RMC: \(sentence)")
+            return
+        }
         #expect(rmc.time == NMEATime(millisecondsOfDay: (20 * 3600 + 26 * 60 + 40) * 1000))
         #expect(rmc.isValid == true)
         #expect(abs(rmc.latitude! - 44.068843333) < 1e-9)
@@ -17,7 +20,8 @@ import Testing
 
     @Test func decodesGGAWithEmptyFields() throws {
         guard case .gga(let gga) = try NMEAParser.parse(withChecksum("$GPGGA,095257.809,,,,,0,00,,,M,,M,,")) else {
-            Issue.record("not GGA"); return
+            Issue.record("not GGA")
+            return
         }
         #expect(gga.quality == 0)
         #expect(gga.latitude == nil && gga.longitude == nil && gga.hdop == nil && gga.altitudeMSL == nil)
@@ -38,21 +42,34 @@ import Testing
 
     @Test func decodesGSAGLLVTGGSTZDA() throws {
         guard case .gsa(let gsa) = try NMEAParser.parse("$GPGSA,A,3,20,16,09,03,07,10,23,19,27,30,,,1.64,0.98,1.31*05")
-        else { Issue.record("not GSA"); return }
+        else {
+            Issue.record("not GSA")
+            return
+        }
         #expect(gsa.fixType == 3 && gsa.satellitesUsed == 10 && gsa.hdop == 0.98 && gsa.vdop == 1.31)
         guard case .gll(let gll) = try NMEAParser.parse("$GPGLL,5547.82107,N,02334.14132,E,152504.50,A,A*67")
-        else { Issue.record("not GLL"); return }
+        else {
+            Issue.record("not GLL")
+            return
+        }
         #expect(gll.isValid == true && gll.time?.millisecondsOfDay == (15 * 3600 + 25 * 60 + 4) * 1000 + 500)
         guard case .vtg(let vtg) = try NMEAParser.parse("$GPVTG,303.60,T,,M,0.14,N,0.26,K,A*3A")
-        else { Issue.record("not VTG"); return }
+        else {
+            Issue.record("not VTG")
+            return
+        }
         #expect(vtg.course == 303.6 && vtg.speedKnots == 0.14)
         guard case .zda(let zda) = try NMEAParser.parse("$GPZDA,202640.000,13,04,2015,,*54")
-        else { Issue.record("not ZDA"); return }
+        else {
+            Issue.record("not ZDA")
+            return
+        }
         #expect(zda.date == NMEADate(year: 2015, month: 4, day: 13))
         guard case .gst(let gst) = try NMEAParser.parse(withChecksum("$GPGST,001901.00,1.2,,,,3.1,2.9,5.1")),
             gst.latitudeError == 3.1, gst.altitudeError == 5.1
         else {
-            Issue.record("not GST"); return
+            Issue.record("not GST")
+            return
         }
     }
 
@@ -74,12 +91,16 @@ import Testing
         // Minutes of 61 and an hour of 25 are not a position or a time.
         let line = "$GPGGA,256040.000,4461.1306,N,12118.8515,W,1,10,0.98,1127.7,M,-19.6,M,0000,0000"
         guard case .gga(let gga) = try NMEAParser.parse(withChecksum(line))
-        else { Issue.record("not GGA"); return }
+        else {
+            Issue.record("not GGA")
+            return
+        }
         #expect(gga.time == nil && gga.latitude == nil && gga.longitude != nil)
     }
 
     @Test func scannerSkipsCommentsJunkAndSplitsGluedSentences() {
-        let text = "# header\r\n\u{0}\u{1}\u{FF}junk$GPZDA,202640.000,13,04,2015,,*54\r\n"
+        let text =
+            "# header\r\n\u{0}\u{1}\u{FF}junk$GPZDA,202640.000,13,04,2015,,*54\r\n"
             + " $GPZDA,202640.000,13,04,2015,,*54$GPZDA,202640.000,13,04,2015,,*54\nnoise only\n"
         var scanner = NMEAScanner(bytes: Array(text.utf8))
         var items: [String] = []

@@ -71,9 +71,11 @@ import Testing
 @Suite struct ReconnectPolicyTests {
     @Test func growsExponentiallyToTheCap() {
         let policy = ReconnectPolicy(initialDelay: .milliseconds(250), multiplier: 2, maximumDelay: .seconds(2))
-        #expect((1...6).map(policy.delay(forAttempt:)) == [
-            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(2), .seconds(2),
-        ])
+        #expect(
+            (1...6).map(policy.delay(forAttempt:)) == [
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(2), .seconds(2),
+            ]
+        )
     }
 }
 

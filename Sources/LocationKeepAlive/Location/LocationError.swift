@@ -48,7 +48,8 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         LocationError(
             .gpsdUnreachable,
             "cannot reach gpsd at \(host):\(port) (\(reason)). Start it (sudo systemctl start gpsd, or "
-                + "gpsd -N -S \(port) /dev/ttyUSB0), point --gpsd at HOST:PORT, or replay a log with --replay FILE")
+                + "gpsd -N -S \(port) /dev/ttyUSB0), point --gpsd at HOST:PORT, or replay a log with --replay FILE"
+        )
     }
 
     static func connectionLost(host: String, port: Int, reason: String) -> LocationError {
@@ -56,12 +57,16 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     static func locationUnknown(after timeout: Duration, best: Location?) -> LocationError {
-        let bestText = best.map { fix in
-            "best fix seen: \(fix.latitude), \(fix.longitude)"
-                + (fix.horizontalAccuracy.map { String(format: " ±%.1f m", $0) } ?? " (accuracy unknown)")
-        } ?? "no fix seen"
+        let bestText =
+            best.map { fix in
+                "best fix seen: \(fix.latitude), \(fix.longitude)"
+                    + (fix.horizontalAccuracy.map { String(format: " ±%.1f m", $0) } ?? " (accuracy unknown)")
+            } ?? "no fix seen"
         return LocationError(
-            .locationUnknown, "no fix met the request within \(timeout.secondsText) (\(bestText))", bestLocation: best)
+            .locationUnknown,
+            "no fix met the request within \(timeout.secondsText) (\(bestText))",
+            bestLocation: best
+        )
     }
 
     static func invalidOptions(_ message: String) -> LocationError { LocationError(.invalidOptions, message) }

@@ -13,7 +13,9 @@ public struct LocationFilter: Sendable, Hashable {
     public var rejectsDuplicates: Bool
 
     public init(
-        desiredAccuracy: Double? = nil, distanceFilter: Double? = nil, maximumAge: Duration? = nil,
+        desiredAccuracy: Double? = nil,
+        distanceFilter: Double? = nil,
+        maximumAge: Duration? = nil,
         rejectsDuplicates: Bool = true
     ) {
         self.desiredAccuracy = desiredAccuracy
@@ -59,10 +61,19 @@ struct LocationFilterState: Sendable {
     private var lastDelivered: Location?
     private var lastDeliveredTime: Date?
     private var fix: FixKnowledge = .unknown
+    private var lastWasUntimed = false
 
     private enum FixKnowledge { case unknown, none, have, lost }
 
     init(filter: LocationFilter) { self.filter = filter }
+
+    /// Same receiver time as the last fix delivered; or, before the receiver has said the
+    /// date, the same place again with no time at all.
+    private func isDuplicate(_ location: Location) -> Bool {
+        if let time = location.timestamp { return time == lastDeliveredTime }
+        guard lastWasUntimed, let last = lastDelivered else { return false }
+        return last.latitude == location.latitude && last.longitude == location.longitude && last.mode == location.mode
+    }
 
     /// The update this event gives the stream, if any.
     mutating func consider(_ event: SourceEvent, now: Date) -> LocationUpdate? {
@@ -84,13 +95,15 @@ struct LocationFilterState: Sendable {
                 }
             }
             guard let location = report.location else { return nil }  // mode before position (GSA first)
-            if filter.rejectsDuplicates, let time = location.timestamp, time == lastDeliveredTime { return nil }
+            if filter.rejectsDuplicates, isDuplicate(location) { return nil }
             guard filter.accepts(location, now: now) else { return nil }
-            if let distance = filter.distanceFilter, let last = lastDelivered, location.distance(from: last) < distance {
+            if let distance = filter.distanceFilter, let last = lastDelivered, location.distance(from: last) < distance
+            {
                 return nil
             }
             fix = .have
             lastDelivered = location
+            lastWasUntimed = location.timestamp == nil
             lastDeliveredTime = location.timestamp ?? lastDeliveredTime
             return .location(location)
         }

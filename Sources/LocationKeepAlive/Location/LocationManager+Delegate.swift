@@ -49,7 +49,9 @@ extension LocationManager {
 
     /// Starts delivering fixes to the delegate until ``stopUpdatingLocation()``.
     public func startUpdatingLocation() {
-        let filter = facade.withLock { LocationFilter(desiredAccuracy: $0.desiredAccuracy, distanceFilter: $0.distanceFilter) }
+        let filter = facade.withLock {
+            LocationFilter(desiredAccuracy: $0.desiredAccuracy, distanceFilter: $0.distanceFilter)
+        }
         let updates = self.updates(filter)
         let task = Task { [weak self] in
             do {

@@ -76,7 +76,9 @@ public final class LocationManager: Sendable {
     ) async throws -> Location {
         let filter = LocationFilter(desiredAccuracy: desiredAccuracy, maximumAge: maximumAge, rejectsDuplicates: false)
         try filter.validate()
-        guard timeout > .zero else { throw LocationError.invalidOptions("timeout must be positive, not \(timeout.secondsText)") }
+        guard timeout > .zero else {
+            throw LocationError.invalidOptions("timeout must be positive, not \(timeout.secondsText)")
+        }
         let now = wallClock()
         let id: Int? = state.withLock { state in
             if maximumAge != nil, let cached = state.cachedLocation, filter.accepts(cached, now: now) { return nil }
@@ -163,8 +165,11 @@ public final class LocationManager: Sendable {
             let consumers = Array(state.streams.values)
             state.streams.removeAll()
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
-                let failure = error ?? LocationError.locationUnknown(after: .zero, best: oneShot.best).replacingMessage(
-                    "the source ended before a fix met the request")
+                let failure =
+                    error
+                    ?? LocationError.locationUnknown(after: .zero, best: oneShot.best).replacingMessage(
+                        "the source ended before a fix met the request"
+                    )
                 oneShot.complete(.failure(failure))
                 state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
             }
@@ -229,8 +234,13 @@ extension LocationManager {
         var continuation: CheckedContinuation<Location, any Error>?
 
         mutating func noteCandidate(_ location: Location) {
-            guard let best else { return self.best = location }
-            if (location.horizontalAccuracy ?? .infinity) <= (best.horizontalAccuracy ?? .infinity) { self.best = location }
+            guard let best else {
+                self.best = location
+                return
+            }
+            if (location.horizontalAccuracy ?? .infinity) <= (best.horizontalAccuracy ?? .infinity) {
+                self.best = location
+            }
         }
 
         /// Records the result and resumes the waiter, if one is waiting yet.

@@ -16,9 +16,13 @@ struct GatedGPSD {
         let configuration = Configuration(
             executable: .path("/usr/bin/python3"),
             arguments: [Tools.gatedGPSFake.path, "--gate", "--timeout", "90", log.path],
-            platformOptions: isolatedOptions())
+            platformOptions: isolatedOptions()
+        )
         let result = try await Subprocess.run(
-            configuration, input: .inputWriter, output: .sequence, error: .discarded
+            configuration,
+            input: .inputWriter,
+            output: .sequence,
+            error: .discarded
         ) { execution in
             let lines = Lines(execution.standardOutput.strings().makeAsyncIterator())
             guard let ready = try await lines.next(), ready.hasPrefix("READY "),

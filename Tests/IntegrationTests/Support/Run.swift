@@ -30,12 +30,21 @@ final class Interrupt: Sendable {
 /// Runs a command to its end, reading its output line by line; SIGINT when `interrupt` fires,
 /// killed after `timeout`.
 func runCommand(
-    _ path: String, _ arguments: [String], interrupt: Interrupt? = nil, timeout: Duration = .seconds(60)
+    _ path: String,
+    _ arguments: [String],
+    interrupt: Interrupt? = nil,
+    timeout: Duration = .seconds(60)
 ) async throws -> CommandResult {
     let configuration = Configuration(
-        executable: .path(FilePath(path)), arguments: Arguments(arguments), platformOptions: isolatedOptions())
+        executable: .path(FilePath(path)),
+        arguments: Arguments(arguments),
+        platformOptions: isolatedOptions()
+    )
     let result = try await Subprocess.run(
-        configuration, input: .none, output: .sequence, error: .string(limit: 1 << 20)
+        configuration,
+        input: .none,
+        output: .sequence,
+        error: .string(limit: 1 << 20)
     ) { execution in
         let watchdog = Task {
             let deadline = ContinuousClock.now + timeout

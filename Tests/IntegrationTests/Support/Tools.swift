@@ -17,7 +17,9 @@ enum Tools {
                 if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
                 directory.deleteLastPathComponent()
             }
-            throw ToolMissing("the keepalive binary was not built next to the tests (\(Bundle.main.bundleURL.path)): run swift build first")
+            throw ToolMissing(
+                "the keepalive binary was not built next to the tests (\(Bundle.main.bundleURL.path)): run swift build first"
+            )
         }
     }
 
@@ -34,15 +36,19 @@ enum Tools {
             throw ToolMissing(
                 "gpsd is not installed (missing \(missing.keys.sorted().joined(separator: ", "))): run "
                     + "`sudo apt-get update && sudo apt-get install -y gpsd gpsd-tools gpsd-clients python3-gps` "
-                    + "or `scripts/setup`, then run the tests again")
+                    + "or `scripts/setup`, then run the tests again"
+            )
         }
     }
 
     /// A TCP port nobody listens on now (asks the kernel through Debian's Python).
     static func freePort() async throws -> Int {
-        let output = try await run("/usr/bin/python3", [
-            "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])",
-        ])
+        let output = try await run(
+            "/usr/bin/python3",
+            [
+                "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])",
+            ]
+        )
         guard let port = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw ToolMissing("could not find a free port: \(output)")
         }

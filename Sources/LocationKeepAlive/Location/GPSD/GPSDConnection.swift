@@ -71,17 +71,29 @@ final class GPSDConnection: @unchecked Sendable {
         switch messageClass() {
         case "TPV":
             let mode = FixMode(rawValue: Int(fix.mode)) ?? .notSeen
-            let time = fix.time.tv_sec == 0 ? nil : Date(
-                timeIntervalSince1970: Double(fix.time.tv_sec) + Double(fix.time.tv_nsec) / 1e9)
+            let time =
+                fix.time.tv_sec == 0
+                ? nil
+                : Date(
+                    timeIntervalSince1970: Double(fix.time.tv_sec) + Double(fix.time.tv_nsec) / 1e9
+                )
             var location: Location?
             if mode.hasPosition, fix.latitude.isFinite, fix.longitude.isFinite {
                 location = Location(
-                    latitude: fix.latitude, longitude: fix.longitude,
-                    altitudeHAE: finite(fix.altHAE), altitudeMSL: finite(fix.altMSL),
-                    horizontalAccuracy: finite(fix.eph), verticalAccuracy: finite(fix.epv),
-                    speed: finite(fix.speed), course: finite(fix.track), timestamp: time, mode: mode,
-                    quality: FixQuality(rawValue: Int(fix.status)), satellitesUsed: satellitesUsed,
-                    device: devicePath())
+                    latitude: fix.latitude,
+                    longitude: fix.longitude,
+                    altitudeHAE: finite(fix.altHAE),
+                    altitudeMSL: finite(fix.altMSL),
+                    horizontalAccuracy: finite(fix.eph),
+                    verticalAccuracy: finite(fix.epv),
+                    speed: finite(fix.speed),
+                    course: finite(fix.track),
+                    timestamp: time,
+                    mode: mode,
+                    quality: FixQuality(rawValue: Int(fix.status)),
+                    satellitesUsed: satellitesUsed,
+                    device: devicePath()
+                )
             }
             return .report(FixReport(mode: mode, time: time, location: location))
         case "SKY":

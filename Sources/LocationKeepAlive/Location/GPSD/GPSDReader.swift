@@ -31,7 +31,10 @@ final class GPSDReader: Sendable {
     }
 
     private init(connection: GPSDConnection, queue: DispatchQueue) {
-        let (stream, continuation) = AsyncStream.makeStream(of: GPSDMessage.self, bufferingPolicy: .bufferingNewest(1024))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: GPSDMessage.self,
+            bufferingPolicy: .bufferingNewest(1024)
+        )
         messages = stream
         source = DispatchSource.makeReadSource(fileDescriptor: connection.fileDescriptor, queue: queue)
         source.setEventHandler { [source] in

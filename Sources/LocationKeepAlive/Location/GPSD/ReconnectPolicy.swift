@@ -7,7 +7,11 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// The cap.
     public var maximumDelay: Duration
 
-    public init(initialDelay: Duration = .milliseconds(250), multiplier: Double = 2, maximumDelay: Duration = .seconds(8)) {
+    public init(
+        initialDelay: Duration = .milliseconds(250),
+        multiplier: Double = 2,
+        maximumDelay: Duration = .seconds(8)
+    ) {
         self.initialDelay = initialDelay
         self.multiplier = multiplier
         self.maximumDelay = maximumDelay

@@ -97,7 +97,8 @@ struct NMEAFields {
     }
 
     private static func twoDigits(_ bytes: [UInt8], _ index: Int) -> Int? {
-        let tens = Int(bytes[index]) - 48, ones = Int(bytes[index + 1]) - 48
+        let tens = Int(bytes[index]) - 48
+        let ones = Int(bytes[index + 1]) - 48
         guard (0...9).contains(tens), (0...9).contains(ones) else { return nil }
         return tens * 10 + ones
     }
@@ -118,7 +119,10 @@ struct NMEAFields {
             negative = bytes[index] == UInt8(ascii: "-")
             index += 1
         }
-        var mantissa = 0, scale = 1, digits = 0, seenPoint = false
+        var mantissa = 0
+        var scale = 1
+        var digits = 0
+        var seenPoint = false
         while index < range.upperBound {
             let byte = bytes[index]
             if byte == UInt8(ascii: "."), !seenPoint {

@@ -54,8 +54,16 @@ public enum NMEAParser {
             let faa = fields.nextCharacter()
             return .rmc(
                 .init(
-                    time: time, isValid: status.map { $0 == UInt8(ascii: "A") }, latitude: latitude,
-                    longitude: longitude, speedKnots: speed, course: course, date: date, faaMode: faa))
+                    time: time,
+                    isValid: status.map { $0 == UInt8(ascii: "A") },
+                    latitude: latitude,
+                    longitude: longitude,
+                    speedKnots: speed,
+                    course: course,
+                    date: date,
+                    faaMode: faa
+                )
+            )
         case Tag.gga:
             return .gga(decodeGGA(&fields, isGNS: false))
         case Tag.gns:
@@ -67,8 +75,13 @@ public enum NMEAParser {
             for _ in 0..<12 where !fields.next().isEmpty { used += 1 }
             return .gsa(
                 .init(
-                    fixType: fixType, satellitesUsed: used, pdop: fields.nextDouble(), hdop: fields.nextDouble(),
-                    vdop: fields.nextDouble()))
+                    fixType: fixType,
+                    satellitesUsed: used,
+                    pdop: fields.nextDouble(),
+                    hdop: fields.nextDouble(),
+                    vdop: fields.nextDouble()
+                )
+            )
         case Tag.gll:
             let latitude = fields.nextCoordinate()
             let longitude = fields.nextCoordinate()
@@ -76,8 +89,13 @@ public enum NMEAParser {
             let status = fields.nextCharacter()
             return .gll(
                 .init(
-                    time: time, latitude: latitude, longitude: longitude,
-                    isValid: status.map { $0 == UInt8(ascii: "A") }, faaMode: fields.nextCharacter()))
+                    time: time,
+                    latitude: latitude,
+                    longitude: longitude,
+                    isValid: status.map { $0 == UInt8(ascii: "A") },
+                    faaMode: fields.nextCharacter()
+                )
+            )
         case Tag.vtg:
             let course = fields.nextDouble()
             fields.skip(3)  // T, magnetic course, M
@@ -89,12 +107,20 @@ public enum NMEAParser {
             fields.skip(4)  // RMS, ellipse major, minor, orientation
             return .gst(
                 .init(
-                    time: time, latitudeError: fields.nextDouble(), longitudeError: fields.nextDouble(),
-                    altitudeError: fields.nextDouble()))
+                    time: time,
+                    latitudeError: fields.nextDouble(),
+                    longitudeError: fields.nextDouble(),
+                    altitudeError: fields.nextDouble()
+                )
+            )
         case Tag.zda:
             let time = fields.nextTime()
-            let day = fields.nextInt(), month = fields.nextInt(), year = fields.nextInt()
-            let date = day.flatMap { d in month.flatMap { m in year.flatMap { NMEADate(validating: $0, month: m, day: d) } } }
+            let day = fields.nextInt()
+            let month = fields.nextInt()
+            let year = fields.nextInt()
+            let date = day.flatMap { d in
+                month.flatMap { m in year.flatMap { NMEADate(validating: $0, month: m, day: d) } }
+            }
             return .zda(.init(time: time, date: date))
         default:
             return .other
@@ -118,8 +144,15 @@ public enum NMEAParser {
         if !isGNS { _ = fields.next() }  // M
         let separation = fields.nextDouble()
         return .init(
-            time: time, latitude: latitude, longitude: longitude, quality: quality, satellites: satellites,
-            hdop: hdop, altitudeMSL: altitude, geoidSeparation: separation)
+            time: time,
+            latitude: latitude,
+            longitude: longitude,
+            quality: quality,
+            satellites: satellites,
+            hdop: hdop,
+            altitudeMSL: altitude,
+            geoidSeparation: separation
+        )
     }
 
     /// Sentence types as the three address bytes packed in one integer.

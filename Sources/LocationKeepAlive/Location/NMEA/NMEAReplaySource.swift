@@ -15,7 +15,9 @@ public struct NMEAReplaySource: LocationSource {
     private let time: TimeSource
 
     public init(
-        file: URL, speed: Double = 1, maximumGap: Duration = .seconds(5),
+        file: URL,
+        speed: Double = 1,
+        maximumGap: Duration = .seconds(5),
         clock: some Clock<Duration> = ContinuousClock()
     ) {
         self.file = file
