@@ -45,6 +45,12 @@ struct SourceOptions: ParsableArguments {
             throw ValidationError("--max-age must be a positive number of seconds")
         }
         _ = try endpoint()
+        if maxAge != nil, replay != nil {
+            throw ValidationError(
+                "--max-age compares fix times with the system clock, and every fix in a replayed log is older: "
+                    + "drop --max-age with --replay"
+            )
+        }
         if let replay, !FileManager.default.isReadableFile(atPath: replay) {
             throw ValidationError("--replay: cannot read \(replay)")
         }

@@ -43,6 +43,22 @@ struct CLITests {
         #expect(fixLines(spaced) > 0 && fixLines(spaced) < fixLines(all))
     }
 
+    /// Natively, on every bundled log: `watch` prints the decoder's fixes, `locate` the first of them.
+    @Test(arguments: NMEAFixture.all)
+    func watchAndLocateWorkOnEveryLog(log: NMEAFixture) async throws {
+        let watch = try await keepalive("watch", "--replay", log.url.path, "--speed", "0", "--json")
+        #expect(watch.exitCode == 0)
+        let fixes = watch.lines.filter { $0.contains("\"class\":\"fix\"") }
+        let locate = try await keepalive("locate", "--replay", log.url.path, "--speed", "0", "--json")
+        if let first = fixes.first {
+            #expect(locate.exitCode == 0)
+            #expect(locate.lines == [first])
+        } else {
+            #expect(locate.exitCode == 1)
+            #expect(locate.error.contains("no fix met the request") || locate.error.contains("before a fix met"))
+        }
+    }
+
     @Test func locatePrintsOneFix() async throws {
         let result = try await keepalive("locate", "--replay", NMEAFixture.mt3339.url.path, "--speed", "0", "--json")
         #expect(result.exitCode == 0)
@@ -76,6 +92,8 @@ struct CLITests {
         ["watch", "--distance=-3"],
         ["watch", "--max-age", "nan"],
         ["watch", "--replay", "/nonexistent.nmea"],
+        ["locate", "--max-age", "5", "--replay", "/dev/null"],
+        ["watch", "--count", "0"],
         ["frobnicate"],
     ])
     func badArgumentsExit64WithAMessage(arguments: [String]) async throws {

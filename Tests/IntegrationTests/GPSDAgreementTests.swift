@@ -25,6 +25,13 @@ struct GPSDAgreementTests {
                 )
             }
             defer { interrupt.fire() }
+            let locate = Task {
+                try await runCommand(
+                    keepalive.path,
+                    ["locate", "--gpsd", "localhost:\(gpsd.port)", "--json", "--timeout", "12"],
+                    timeout: .seconds(30)
+                )
+            }
             // Everyone watches before the first sentence is written.
             for recorder in [raw] {
                 #expect(await recorder.wait { $0.contains(.status(.connected("gpsd 3.22 at localhost:\(gpsd.port)"))) })
@@ -96,6 +103,17 @@ struct GPSDAgreementTests {
                 for key in ["latitude", "longitude", "time", "mode", "horizontalAccuracy"] {
                     #expect(object[key] != nil, "\(key)")
                 }
+            }
+            // 5. `locate`, waiting before the first sentence, prints the first fix gpsd reported.
+            let located1 = try await locate.value
+            if let first = located.first {
+                #expect(located1.exitCode == 0)
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data((located1.lines.first ?? "{}").utf8)) as? [String: Any]
+                )
+                #expect(object["latitude"] as? Double == first.lat && object["longitude"] as? Double == first.lon)
+            } else {
+                #expect(located1.exitCode == 1)
             }
             raw.cancel()
             everything.cancel()

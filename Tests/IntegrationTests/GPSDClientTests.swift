@@ -91,6 +91,56 @@ struct GPSDClientTests {
         #expect(updates.error == nil)
     }
 
+    @Test func aSilentGPSDIsDetectedByTheReadTimeoutAndRetried() async throws {
+        let port = try await Tools.freePort()
+        // A server that accepts connections and never says a word: a hung gpsd.
+        let server = Task {
+            try await runCommand(
+                "/usr/bin/python3",
+                [
+                    "-c",
+                    "import socket, time\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                        + "s.bind(('127.0.0.1', \(port)))\ns.listen(8)\nprint('listening', flush=True)\n"
+                        + "held = []\nwhile True:\n    held.append(s.accept()[0])\n",
+                ],
+                timeout: .seconds(20)
+            )
+        }
+        defer { server.cancel() }
+        // Until the server listens, a connection fails at once; after, it just hangs there.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let probe = Recorder(GPSDSource(port: port).events())
+            try await Task.sleep(for: .milliseconds(200))
+            probe.cancel()
+            if probe.error == nil { break }
+        }
+        let source = GPSDSource(
+            port: port,
+            reconnectPolicy: ReconnectPolicy(initialDelay: .milliseconds(100)),
+            silenceTimeout: .seconds(1)
+        )
+        let events = Recorder(source.events())
+        let started = ContinuousClock.now
+        let lost = await events.wait(upTo: .seconds(5)) { elements in
+            elements.contains {
+                if case .status(.connectionLost(let error)) = $0 {
+                    error.message.contains("no data for 1 s")
+                } else {
+                    false
+                }
+            }
+        }
+        #expect(lost, "\(events.elements) \(String(describing: events.error))")
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(
+            await events.wait {
+                $0.contains { if case .status(.reconnecting(attempt: 1, _)) = $0 { true } else { false } }
+            }
+        )
+        events.cancel()
+    }
+
     /// gpsfake's port accepts connections a little after launch.
     private func waitUntilGPSDAccepts(port: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(10)

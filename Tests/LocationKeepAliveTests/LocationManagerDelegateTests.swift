@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// The CoreLocation-shaped facade.
-@Suite struct LocationManagerDelegateTests {
+@Suite(.timeLimit(.minutes(1))) struct LocationManagerDelegateTests {
     final class RecordingDelegate: LocationManagerDelegate {
         let locations = Mutex<[Location]>([])
         let errors = Mutex<[String]>([])

@@ -4,7 +4,7 @@ import LocationKeepAlive
 import LocationKeepAliveMocks
 import Testing
 
-@Suite struct NMEAReplaySourceTests {
+@Suite(.timeLimit(.minutes(1))) struct NMEAReplaySourceTests {
     @Test func asFastAsPossibleDeliversEveryEpochThenFinishes() async throws {
         let manager = LocationManager(source: NMEAReplaySource(file: NMEAFixture.mt3339.url, speed: 0))
         var fixes = 0

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Streams the messages of one gpsd connection, read off the cooperative thread pool.
 ///
@@ -12,22 +13,69 @@ final class GPSDReader: Sendable {
     nonisolated(unsafe) private let source: any DispatchSourceRead
 
     /// Opens, watches and starts reading. Blocking work runs on the reader's queue.
+    ///
+    /// Cancelling the calling task abandons the attempt at once; a connection that completes
+    /// after that is closed on the reader's queue.
     static func open(host: String, port: Int) async throws(LocationError) -> GPSDReader {
         let queue = DispatchQueue(label: "LocationKeepAlive.gpsd.\(host):\(port)")
-        let result: Result<GPSDConnection, LocationError> = await withCheckedContinuation { continuation in
-            queue.async {
-                do throws(LocationError) {
-                    let connection = try GPSDConnection(host: host, port: port)
-                    guard connection.watch() else {
-                        throw LocationError.gpsdUnreachable(host: host, port: port, reason: "WATCH was refused")
+        let attempt = Attempt()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<GPSDConnection, LocationError>, Never>) in
+                attempt.wait(with: continuation)
+                queue.async {
+                    let outcome: Result<GPSDConnection, LocationError>
+                    do throws(LocationError) {
+                        let connection = try GPSDConnection(host: host, port: port)
+                        guard connection.watch() else {
+                            throw LocationError.gpsdUnreachable(host: host, port: port, reason: "WATCH was refused")
+                        }
+                        outcome = .success(connection)
+                    } catch {
+                        outcome = .failure(error)
                     }
-                    continuation.resume(returning: .success(connection))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+                    if !attempt.finish(with: outcome), case .success(let late) = outcome { late.close() }
                 }
             }
+        } onCancel: {
+            attempt.finish(
+                with: .failure(.gpsdUnreachable(host: host, port: port, reason: "connection attempt abandoned"))
+            )
         }
         return GPSDReader(connection: try result.get(), queue: queue)
+    }
+
+    /// One connection attempt, finished exactly once: by its outcome or by cancellation.
+    private final class Attempt: Sendable {
+        private let state = Mutex<
+            (
+                waiter: CheckedContinuation<Result<GPSDConnection, LocationError>, Never>?,
+                result: Result<GPSDConnection, LocationError>?
+            )
+        >((nil, nil))
+
+        func wait(with continuation: CheckedContinuation<Result<GPSDConnection, LocationError>, Never>) {
+            let early: Result<GPSDConnection, LocationError>? = state.withLock { state in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let early { continuation.resume(returning: early) }
+        }
+
+        /// - Returns: `false` when the attempt was already finished (the outcome is not used).
+        @discardableResult
+        func finish(with result: Result<GPSDConnection, LocationError>) -> Bool {
+            let (waiter, isFirst) = state.withLock {
+                state -> (CheckedContinuation<Result<GPSDConnection, LocationError>, Never>?, Bool) in
+                guard state.result == nil else { return (nil, false) }
+                state.result = result
+                defer { state.waiter = nil }
+                return (state.waiter, true)
+            }
+            waiter?.resume(returning: result)
+            return isFirst
+        }
     }
 
     private init(connection: GPSDConnection, queue: DispatchQueue) {

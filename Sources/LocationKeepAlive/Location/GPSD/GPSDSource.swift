@@ -13,6 +13,8 @@ public struct GPSDSource: LocationSource {
     public var reconnectPolicy: ReconnectPolicy
     /// A connection that sends nothing for this long is treated as lost (a hung gpsd sends no event).
     public var silenceTimeout: Duration
+    /// A connection attempt that has not completed in this long fails (an unreachable remote host).
+    public var connectTimeout: Duration
     private let time: TimeSource
     private let logger: Logger
 
@@ -23,6 +25,7 @@ public struct GPSDSource: LocationSource {
         port: Int = 2947,
         reconnectPolicy: ReconnectPolicy = .init(),
         silenceTimeout: Duration = .seconds(10),
+        connectTimeout: Duration = .seconds(5),
         clock: some Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "LocationKeepAlive.gpsd")
     ) {
@@ -30,6 +33,7 @@ public struct GPSDSource: LocationSource {
         self.port = port
         self.reconnectPolicy = reconnectPolicy
         self.silenceTimeout = silenceTimeout
+        self.connectTimeout = connectTimeout
         self.time = TimeSource(clock)
         self.logger = logger
     }
@@ -46,7 +50,7 @@ public struct GPSDSource: LocationSource {
         var everConnected = false
         while !Task.isCancelled {
             do throws(LocationError) {
-                let reader = try await GPSDReader.open(host: host, port: port)
+                let reader = try await open()
                 everConnected = true
                 try await pump(reader, continuation: continuation, resetAttempts: { attempt = 0 })
             } catch {
@@ -65,6 +69,32 @@ public struct GPSDSource: LocationSource {
             do { try await time.sleep(delay) } catch { break }
         }
         continuation.finish()
+    }
+
+    /// Opens a connection, or fails after ``connectTimeout``.
+    private func open() async throws(LocationError) -> GPSDReader {
+        let outcome = await withTaskGroup(of: Result<GPSDReader, LocationError>?.self) { group in
+            group.addTask { [host, port] in
+                do throws(LocationError) {
+                    return .success(try await GPSDReader.open(host: host, port: port))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask { [time, host, port, connectTimeout] in
+                try? await time.sleep(connectTimeout)
+                if Task.isCancelled { return nil }
+                return .failure(
+                    .gpsdUnreachable(host: host, port: port, reason: "no answer within \(connectTimeout.secondsText)")
+                )
+            }
+            defer { group.cancelAll() }
+            while let next = await group.next() {
+                if let result = next { return result }
+            }
+            return .failure(.gpsdUnreachable(host: host, port: port, reason: "connection attempt cancelled"))
+        }
+        return try outcome.get()
     }
 
     /// Forwards one connection's reports until it closes, goes silent, or the task is cancelled.
