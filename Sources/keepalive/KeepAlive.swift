@@ -6,7 +6,7 @@ struct KeepAlive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keepalive",
         abstract: "A keep-alive location service over gpsd.",
-        subcommands: [Locate.self, Watch.self]
+        subcommands: [Locate.self, Watch.self, Simulate.self]
     )
 
     /// Usage errors exit 64 (EX_USAGE), as the issue and sysexits.h ask; ArgumentParser's default is 64 too.

@@ -73,17 +73,7 @@ struct NMEAAgreement: CustomStringConvertible {
 
     /// The native decoder's located fixes for a log.
     static func decode(_ fixture: NMEAFixture) throws -> [Location] {
-        var scanner = NMEAScanner(bytes: try fixture.bytes())
-        var assembler = NMEAFixAssembler(device: fixture.name)
-        var locations: [Location] = []
-        while let item = scanner.next() {
-            guard case .sentence(let range) = item,
-                let sentence = try? NMEAParser.parse(scanner.bytes, range: range)
-            else { continue }
-            if let location = assembler.add(sentence)?.location { locations.append(location) }
-        }
-        if let location = assembler.flush()?.location { locations.append(location) }
-        return locations
+        NMEALog.decode(try fixture.bytes(), device: fixture.name).fixes
     }
 
     static let header = """

@@ -50,14 +50,10 @@ public struct NMEAReplaySource: LocationSource {
         } catch {
             throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.localizedDescription)")
         }
-        var scanner = NMEAScanner(bytes: bytes)
-        var assembler = NMEAFixAssembler(device: file.lastPathComponent)
-        var statistics = NMEAStatistics()
+        var decoder = NMEADecoder(bytes: bytes, device: file.lastPathComponent)
         var previousTime: Int?
         var emitted = 0
-
-        func emit(_ report: FixReport) async throws {
-            statistics.reports += 1
+        while let report = decoder.next() {
             if speed > 0, let millis = report.time.map({ Int(($0.timeIntervalSince1970 * 1000).rounded()) }) {
                 if let previous = previousTime {
                     let gap = min(Duration.milliseconds(max(0, millis - previous)), maximumGap)
@@ -70,22 +66,7 @@ public struct NMEAReplaySource: LocationSource {
             emitted += 1
             if speed == 0, emitted % 256 == 0 { await Task.yield() }
         }
-
-        while let item = scanner.next() {
-            switch item {
-            case .comment: statistics.comments += 1
-            case .junk: statistics.junk += 1
-            case .sentence(let range):
-                do {
-                    let sentence = try NMEAParser.parse(scanner.bytes, range: range)
-                    statistics.sentences += 1
-                    if let report = assembler.add(sentence) { try await emit(report) }
-                } catch let error as NMEAError {
-                    statistics.count(error)
-                }
-            }
-        }
-        if let report = assembler.flush() { try await emit(report) }
+        let statistics = decoder.statistics
         continuation.yield(.status(.replayFinished(statistics)))
     }
 }

@@ -1,0 +1,69 @@
+/// A change in an application's life, named like UIApplication's notifications.
+public enum AppEvent: Sendable, Hashable, CustomStringConvertible {
+    case didFinishLaunching
+    case willResignActive
+    case didEnterBackground
+    case willEnterForeground
+    case didBecomeActive
+    case willTerminate
+    /// The execution policy stopped the app's code (not a UIKit notification: iOS says nothing).
+    case suspended(SuspensionCause)
+    /// The app's code runs again after a suspension.
+    case resumed
+    /// The app was killed; `willTerminate` is not sent for these.
+    case terminated(TerminationReason)
+
+    public var description: String {
+        switch self {
+        case .didFinishLaunching: "did finish launching"
+        case .willResignActive: "will resign active"
+        case .didEnterBackground: "did enter background"
+        case .willEnterForeground: "will enter foreground"
+        case .didBecomeActive: "did become active"
+        case .willTerminate: "will terminate"
+        case .suspended(let cause): "suspended (\(cause))"
+        case .resumed: "resumed"
+        case .terminated(let reason): "terminated (\(reason))"
+        }
+    }
+}
+
+/// Why the execution policy suspended an app.
+public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// It entered the background with no background task and nothing keeping it alive.
+    case nothingKeepsItAlive
+    /// Its background time ran out (its tasks ended in their expiration handlers).
+    case backgroundTimeExpired
+    /// It ended its last background task with time left, and nothing else keeps it alive.
+    case backgroundTasksEnded
+    /// Audio stopped and its grace period passed.
+    case audioStopped
+    /// Location activity ended (or lost its "always" authorization) and its grace period passed.
+    case locationStopped
+
+    public var description: String {
+        switch self {
+        case .nothingKeepsItAlive: "entered the background with nothing keeping it alive"
+        case .backgroundTimeExpired: "background time expired"
+        case .backgroundTasksEnded: "background tasks ended"
+        case .audioStopped: "audio stopped"
+        case .locationStopped: "location activity stopped"
+        }
+    }
+}
+
+/// Why an app stopped running for good.
+public enum TerminationReason: Sendable, Hashable, CustomStringConvertible {
+    /// The embedding program asked (`terminate()`).
+    case requested
+    /// A background task was still open when the background time ran out; iOS kills such apps.
+    case backgroundTaskNotEnded(name: String)
+
+    public var description: String {
+        switch self {
+        case .requested: "requested"
+        case .backgroundTaskNotEnded(let name):
+            "background task '\(name)' was not ended before its time ran out"
+        }
+    }
+}

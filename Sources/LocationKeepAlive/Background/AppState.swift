@@ -1,0 +1,18 @@
+/// Where an application is in its life, as iOS names the states.
+public enum AppState: String, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Not launched, or terminated.
+    case notRunning
+    /// In the foreground, not receiving events (launching, or on the way to or from the background).
+    case inactive
+    /// In the foreground and receiving events.
+    case active
+    /// In the background, and its code runs.
+    case background
+    /// In the background, and its code does not run: no timers, no callbacks.
+    case suspended
+
+    /// Whether the app's own code runs in this state.
+    public var isRunning: Bool { self != .notRunning && self != .suspended }
+
+    public var description: String { rawValue }
+}

@@ -1,0 +1,85 @@
+/// Something the embedding program asks of a running application, from any task.
+public enum ApplicationCommand: Sendable, Hashable {
+    case enterBackground
+    case enterForeground
+    case terminate
+    case setAuthorization(LocationAuthorization)
+}
+
+/// Drives an ``Application`` on a clock: the real `ContinuousClock` in the service, a test
+/// clock in tests. The same model the simulator advances in virtual time.
+public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duration {
+    public let clock: C
+
+    public init(clock: C) { self.clock = clock }
+
+    /// Runs the application's timers and policy on the clock, applying `commands` as they come,
+    /// until the commands end or the task is cancelled. Runs in the caller's isolation, which
+    /// owns the application.
+    ///
+    /// - Parameters:
+    ///   - afterEachStep: called after every wake-up (a due event or a command), to drain
+    ///     work the caller keeps beside the application.
+    public nonisolated(nonsending) func run(
+        _ app: Application,
+        commands: AsyncStream<ApplicationCommand>,
+        afterEachStep: () -> Void = {}
+    ) async {
+        let start = clock.now
+        let origin = app.now
+        let (wakes, wake) = AsyncStream.makeStream(of: RunLoopWake.self)
+        let forwarder = Task {
+            for await command in commands { wake.yield(.command(command)) }
+            wake.yield(.commandsEnded)
+        }
+        var sleeper: Task<Void, Never>?
+        func arm() {
+            sleeper?.cancel()
+            guard let next = app.nextEventTime else {
+                sleeper = nil
+                return
+            }
+            let deadline = start.advanced(by: next - origin)
+            sleeper = Task { [clock] in
+                do {
+                    try await clock.sleep(until: deadline, tolerance: nil)
+                    wake.yield(.due)
+                } catch {}
+            }
+        }
+        func catchUp() { app.advance(to: origin + start.duration(to: clock.now)) }
+
+        catchUp()
+        arm()
+        await withTaskCancellationHandler {
+            loop: for await event in wakes {
+                catchUp()
+                switch event {
+                case .due: break
+                case .commandsEnded: break loop
+                case .command(let command):
+                    switch command {
+                    case .enterBackground: app.enterBackground()
+                    case .enterForeground: app.enterForeground()
+                    case .terminate: app.terminate()
+                    case .setAuthorization(let status): app.authorization = status
+                    }
+                    app.advance(to: app.now)  // the next turn, at once
+                }
+                afterEachStep()
+                arm()
+            }
+        } onCancel: {
+            wake.finish()
+        }
+        sleeper?.cancel()
+        forwarder.cancel()
+    }
+}
+
+/// Why the run loop woke up.
+enum RunLoopWake: Sendable {
+    case due
+    case command(ApplicationCommand)
+    case commandsEnded
+}

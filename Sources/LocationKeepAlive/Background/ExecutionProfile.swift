@@ -1,0 +1,53 @@
+/// The host's rules for background execution: how long a background task may run, and what
+/// the documents leave open, as named parameters.
+public struct ExecutionProfile: Sendable, Hashable, Codable {
+    /// How renewing a background task (ending the last one and beginning another) counts.
+    public enum Renewal: String, Sendable, Hashable, Codable {
+        /// One budget per background entry, shared by every task: renewing gains nothing (iOS 13 and later).
+        case sharedPerBackgroundEntry
+        /// A task begun when none is open gets a fresh budget (what renewal hacks hope for).
+        case resetsBudget
+    }
+
+    public var name: String
+    /// Time a background entry gets from background tasks; `nil` never suspends (a plain daemon).
+    public var backgroundBudget: Duration?
+    /// Expiration handlers run this long before the budget ends.
+    public var expirationLeadTime: Duration
+    public var renewal: Renewal
+    /// After audio stops, the app keeps running this long (the host is slow to notice silence).
+    public var audioGrace: Duration
+    /// After a location request completes, the app keeps running this long (with "always").
+    public var locationGrace: Duration
+
+    public init(
+        name: String,
+        backgroundBudget: Duration?,
+        expirationLeadTime: Duration = .seconds(1),
+        renewal: Renewal = .sharedPerBackgroundEntry,
+        audioGrace: Duration = .seconds(10),
+        locationGrace: Duration = .seconds(10)
+    ) {
+        self.name = name
+        self.backgroundBudget = backgroundBudget
+        self.expirationLeadTime = expirationLeadTime
+        self.renewal = renewal
+        self.audioGrace = audioGrace
+        self.locationGrace = locationGrace
+    }
+
+    /// iOS 13 and later: about 30 s per background entry (measured 31 s).
+    public static let ios13 = ExecutionProfile(name: "ios13", backgroundBudget: .seconds(30))
+    /// Before iOS 13: about 180 s (measured 175 s).
+    public static let ios12 = ExecutionProfile(name: "ios12", backgroundBudget: .seconds(180))
+    /// A plain Linux daemon: nothing is ever suspended.
+    public static let unlimited = ExecutionProfile(name: "unlimited", backgroundBudget: nil)
+
+    /// `ios13`, `ios12` or `unlimited`.
+    public static func named(_ name: String) -> ExecutionProfile? {
+        [ios13, ios12, unlimited].first { $0.name == name }
+    }
+
+    /// Whether this profile ever suspends an app.
+    public var suspends: Bool { backgroundBudget != nil }
+}

@@ -1,0 +1,42 @@
+/// Plays silent audio for a keep-alive strategy, telling the application when audio really plays.
+public protocol KeepAliveAudioOutput: AnyObject {
+    /// Plays `length` of silence; the audio assertion holds while it plays.
+    func playPulse(length: Duration) throws(BackgroundError)
+    /// Plays silence until ``stopLoop()``.
+    func startLoop() throws(BackgroundError)
+    func stopLoop()
+}
+
+/// Gets locations for a keep-alive strategy, telling the application while it is active.
+public protocol KeepAliveLocationProvider: AnyObject {
+    /// Requests one fix; `completion` runs with the fix or the error, within `timeout`.
+    func requestLocation(
+        timeout: Duration,
+        completion: @escaping (Result<Location, LocationError>) -> Void
+    )
+        throws(BackgroundError)
+    /// Starts continuous updates (location activity until ``stopUpdates()``).
+    func startUpdates() throws(BackgroundError)
+    func stopUpdates()
+}
+
+/// What a strategy works with: the application and its devices.
+public struct KeepAliveContext {
+    public let app: Application
+    public let audio: any KeepAliveAudioOutput
+    public let location: any KeepAliveLocationProvider
+    /// Notes a decision or an error in the run's trace.
+    public let note: (String) -> Void
+
+    public init(
+        app: Application,
+        audio: any KeepAliveAudioOutput,
+        location: any KeepAliveLocationProvider,
+        note: @escaping (String) -> Void = { _ in }
+    ) {
+        self.app = app
+        self.audio = audio
+        self.location = location
+        self.note = note
+    }
+}

@@ -1,0 +1,40 @@
+/// A way of keeping an app alive in the background, written as app code on an ``Application``.
+public protocol KeepAliveStrategy: AnyObject {
+    /// Reacts to the app's lifecycle.
+    func handle(_ event: AppEvent)
+}
+
+/// The strategies the simulator compares.
+public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    /// Nothing: suspended as soon as it leaves the foreground.
+    case none
+    /// One background task, ended in its expiration handler.
+    case backgroundTask = "background-task"
+    /// A background task renewed (ended and begun again) up to 5 times when under 10 s remain.
+    case renewal
+    /// A background task, then silent audio playing continuously.
+    case audioLoop = "audio-loop"
+    /// A background task, then continuous location updates.
+    case continuousLocation = "continuous-location"
+
+    public var description: String { rawValue }
+
+    /// Makes the strategy and attaches it to the context's application.
+    public func make(_ context: KeepAliveContext) -> any KeepAliveStrategy {
+        let strategy: any KeepAliveStrategy =
+            switch self {
+            case .none: NoKeepAlive()
+            case .backgroundTask: BackgroundTaskKeepAlive(context)
+            case .renewal: RenewalKeepAlive(context)
+            case .audioLoop: TaskThenAssertionKeepAlive.audioLoop(context)
+            case .continuousLocation: TaskThenAssertionKeepAlive.continuousLocation(context)
+            }
+        context.app.addObserver { [strategy] event in strategy.handle(event) }
+        return strategy
+    }
+}
+
+/// Does nothing.
+final class NoKeepAlive: KeepAliveStrategy {
+    func handle(_ event: AppEvent) {}
+}

@@ -1,0 +1,44 @@
+/// Audio that plays in virtual time: no sound card, exact counts.
+public final class SimulatedAudioOutput: KeepAliveAudioOutput {
+    private unowned let app: Application
+    private var loopStartedAt: Duration?
+    /// Pulses played.
+    public private(set) var pulses = 0
+    /// Total audio played, pulses and loops.
+    public private(set) var playedTime: Duration = .zero
+    /// Called when audio starts and stops, for traces.
+    public var onChange: (String) -> Void = { _ in }
+
+    public init(app: Application) { self.app = app }
+
+    public func playPulse(length: Duration) throws(BackgroundError) {
+        try app.beginAudioPlayback()
+        pulses += 1
+        playedTime += length
+        onChange("audio pulse \(length.secondsText)")
+        app.scheduleSystemWork(after: length) { [app] in app.endAudioPlayback() }
+    }
+
+    public func startLoop() throws(BackgroundError) {
+        guard loopStartedAt == nil else { return }
+        try app.beginAudioPlayback()
+        loopStartedAt = app.now
+        onChange("audio loop started")
+    }
+
+    public func stopLoop() {
+        guard let started = loopStartedAt else { return }
+        loopStartedAt = nil
+        playedTime += app.now - started
+        app.endAudioPlayback()
+        onChange("audio loop stopped")
+    }
+
+    /// Counts a loop still playing at the end of a run.
+    public func finishAccounting() {
+        if let started = loopStartedAt {
+            playedTime += app.now - started
+            loopStartedAt = app.now
+        }
+    }
+}

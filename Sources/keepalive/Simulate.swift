@@ -1,0 +1,226 @@
+import ArgumentParser
+import Foundation
+import LocationKeepAlive
+
+extension KeepAlive {
+    /// Runs a keep-alive strategy against the background execution model in virtual time.
+    struct Simulate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Simulate a keep-alive strategy under a host's background rules, in virtual time.",
+            discussion: """
+                The app launches in the foreground at time 0; by default it enters the background at once \
+                and stays there. A script (--script FILE) lists events instead, one per line: \
+                "TIME background|foreground|terminate", "TIME auth STATUS", "TIME gps down|up", with TIME as \
+                90s, 10m, 2h (lines starting with # are comments).
+                """
+        )
+
+        @Option(help: "Host rules: ios13 (30 s of background time), ios12 (180 s), or unlimited (never suspends).")
+        var profile: String = "ios13"
+
+        @Option(help: ArgumentHelp("Override the profile's background time (custom profile).", valueName: "duration"))
+        var budget: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "Override the grace after audio stops or a location request ends.",
+                valueName: "duration"
+            )
+        )
+        var grace: String?
+
+        @Flag(help: "A custom profile where renewing a background task resets the budget.")
+        var renewalResetsBudget = false
+
+        @Option(help: "Location authorization: always, when-in-use, denied, restricted, not-determined.")
+        var auth: String = "always"
+
+        @Option(help: "none, background-task, renewal, audio-loop, continuous-location.")
+        var strategy: String = "background-task"
+
+        @Option(help: ArgumentHelp("How long to simulate.", valueName: "duration"))
+        var duration: String = "24h"
+
+        @Option(help: ArgumentHelp("Lifecycle, authorization and gps events at times.", valueName: "file"))
+        var script: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "Declared background modes (audio, location, fetch, processing, none).",
+                valueName: "list"
+            )
+        )
+        var modes: String = "audio,location"
+
+        @Option(
+            name: .customLong("location-log"),
+            help: ArgumentHelp("Hand out the fixes of this NMEA log to location requests.", valueName: "file")
+        )
+        var locationLog: String?
+
+        @Flag(help: "One JSON object.")
+        var json = false
+
+        @Flag(help: "Print every event with its time.")
+        var trace = false
+
+        @Option(help: ArgumentHelp("Run the simulation N times and print wall-time figures instead.", valueName: "n"))
+        var benchmark: Int?
+
+        func validate() throws {
+            _ = try makeSimulator()
+            if let benchmark, benchmark < 1 { throw ValidationError("--benchmark must be 1 or more runs") }
+        }
+
+        func run() throws {
+            if let benchmark { return try runBenchmark(benchmark) }
+            let report = try makeSimulator().run()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
+            } else {
+                print(SimulationText(report).rendered)
+            }
+        }
+
+        /// Wall time of whole simulated runs: median, min and max, and simulated seconds per wall second.
+        func runBenchmark(_ runs: Int) throws {
+            let simulator = try makeSimulator()
+            let clock = ContinuousClock()
+            var times: [Duration] = []
+            var report: SimulationReport?
+            for _ in 0..<runs {
+                let started = clock.now
+                report = simulator.run()
+                times.append(clock.now - started)
+            }
+            times.sort()
+            let median = times[times.count / 2]
+            let simulated = simulator.duration.seconds
+            print(
+                String(
+                    format:
+                        "simulate %@ %@ %@ %@: median %.3f ms (min %.3f, max %.3f, %d runs), %.0f simulated s per wall s, %d wake-ups",
+                    simulator.strategy.rawValue,
+                    simulator.profile.name,
+                    simulator.authorization.rawValue,
+                    self.duration,
+                    median.seconds * 1000,
+                    times[0].seconds * 1000,
+                    times[times.count - 1].seconds * 1000,
+                    runs,
+                    simulated / median.seconds,
+                    report?.wakeups ?? 0
+                )
+            )
+        }
+
+        func makeSimulator() throws -> Simulator {
+            guard var profile = ExecutionProfile.named(self.profile) else {
+                throw ValidationError("--profile must be ios13, ios12 or unlimited, not '\(self.profile)'")
+            }
+            if let budget {
+                guard let value = Duration(parsing: budget), value > .zero else {
+                    throw ValidationError("--budget must be a positive duration such as 30s or 3m, not '\(budget)'")
+                }
+                profile.name = "custom"
+                profile.backgroundBudget = value
+            }
+            if let grace {
+                guard let value = Duration(parsing: grace) else {
+                    throw ValidationError("--grace must be a duration such as 10s, not '\(grace)'")
+                }
+                profile.name = "custom"
+                profile.audioGrace = value
+                profile.locationGrace = value
+            }
+            if renewalResetsBudget {
+                profile.name = "custom"
+                profile.renewal = .resetsBudget
+            }
+            guard let authorization = LocationAuthorization(rawValue: auth) else {
+                throw ValidationError(
+                    "--auth must be one of \(LocationAuthorization.allCases.map(\.rawValue).joined(separator: ", ")), not '\(auth)'"
+                )
+            }
+            guard let strategy = KeepAliveStrategyKind(rawValue: strategy) else {
+                throw ValidationError(
+                    "--strategy must be one of \(KeepAliveStrategyKind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(self.strategy)'"
+                )
+            }
+            guard let duration = Duration(parsing: duration), duration > .zero else {
+                throw ValidationError(
+                    "--duration must be a positive duration such as 24h or 90m, not '\(self.duration)'"
+                )
+            }
+            guard let modes = BackgroundModes(parsing: modes) else {
+                throw ValidationError(
+                    "--modes takes audio, location, fetch, processing or none, comma-separated, not '\(self.modes)'"
+                )
+            }
+            var scriptValue = SimulationScript.backgroundForever
+            if let script {
+                let text: String
+                do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
+                    throw ValidationError("--script: cannot read \(script): \(error.localizedDescription)")
+                }
+                do { scriptValue = try SimulationScript(parsing: text) } catch {
+                    throw ValidationError("--script \(script): \(error)")
+                }
+            }
+            var fixes: [Location] = []
+            if let locationLog {
+                do { fixes = try NMEALog.fixes(in: URL(fileURLWithPath: locationLog)) } catch {
+                    throw ValidationError("--location-log: \(error)")
+                }
+                if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
+            }
+            return Simulator(
+                profile: profile,
+                authorization: authorization,
+                strategy: strategy,
+                duration: duration,
+                script: scriptValue,
+                backgroundModes: modes,
+                fixes: fixes,
+                recordsTrace: trace
+            )
+        }
+    }
+}
+
+/// The human form of a simulation report.
+struct SimulationText {
+    let report: SimulationReport
+    init(_ report: SimulationReport) { self.report = report }
+
+    var rendered: String {
+        var lines: [String] = report.trace ?? []
+        lines.append(
+            "strategy \(report.strategy), profile \(report.profile), authorization \(report.authorization), \(Self.time(report.durationSeconds)) simulated"
+        )
+        lines.append(report.survived ? "survived: yes" : "survived: no")
+        lines.append("alive in the background: \(Self.time(report.backgroundAliveSeconds))")
+        for suspension in report.suspensions {
+            lines.append(
+                "suspended at \(Self.time(suspension.at)) after entering the background: \(SuspensionCause(rawValue: suspension.cause)?.description ?? suspension.cause)"
+            )
+        }
+        if let at = report.terminatedAt {
+            lines.append("terminated at \(Self.time(at)): \(report.terminationReason ?? "")")
+        }
+        lines.append(
+            "location polls \(report.locationPolls) (fixes \(report.locationFixes)), audio pulses \(report.audioPulses), "
+                + String(format: "audio %.1f s", report.audioSeconds) + ", wake-ups \(report.wakeups)"
+        )
+        lines += report.notes.map { "note: \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    static func time(_ seconds: Double) -> String {
+        if seconds < 120 { return String(format: "%.1f s", seconds) }
+        if seconds < 7200 { return String(format: "%.1f min", seconds / 60) }
+        return String(format: "%.2f h", seconds / 3600)
+    }
+}
