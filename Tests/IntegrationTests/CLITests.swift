@@ -59,6 +59,46 @@ struct CLITests {
         }
     }
 
+    @Test func simulatePrintsOneJSONObjectWithNullsForWhatDidNotHappen() async throws {
+        let result = try await keepalive("simulate", "--strategy", "audio-loop", "--duration", "1h", "--json")
+        #expect(result.exitCode == 0)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.lines.joined().utf8)) as? [String: Any]
+        )
+        #expect(object["survived"] as? Bool == true)
+        #expect(object["suspendedAt"] is NSNull && object["terminatedAt"] is NSNull)
+        #expect(object["audioSeconds"] as? Double == 3600)
+        for key in ["locationPolls", "audioPulses", "wakeups", "suspensions"] { #expect(object[key] != nil, "\(key)") }
+    }
+
+    @Test func simulateFollowsAScriptAndTraces() async throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("script-\(UUID().uuidString)")
+        try "0 background\n10s foreground\n1m background\n".write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let result = try await keepalive(
+            "simulate",
+            "--strategy",
+            "background-task",
+            "--duration",
+            "5m",
+            "--script",
+            script.path,
+            "--trace"
+        )
+        #expect(result.exitCode == 0)
+        #expect(result.lines.contains { $0.contains("60.000") && $0.contains("did enter background") })
+        #expect(result.lines.contains("suspended at 90.0 s after entering the background: background time expired"))
+    }
+
+    @Test func aBadScriptLineIsNamed() async throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("script-\(UUID().uuidString)")
+        try "0 background\nlater foreground\n".write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let result = try await keepalive("simulate", "--script", script.path)
+        #expect(result.exitCode == 64)
+        #expect(result.error.contains("script line 2"))
+    }
+
     @Test func locatePrintsOneFix() async throws {
         let result = try await keepalive("locate", "--replay", NMEAFixture.mt3339.url.path, "--speed", "0", "--json")
         #expect(result.exitCode == 0)
@@ -95,6 +135,14 @@ struct CLITests {
         ["locate", "--max-age", "5", "--replay", "/dev/null"],
         ["watch", "--count", "0"],
         ["frobnicate"],
+        ["simulate", "--profile", "ios9"],
+        ["simulate", "--auth", "sometimes"],
+        ["simulate", "--strategy", "prayer"],
+        ["simulate", "--duration", "forever"],
+        ["simulate", "--modes", "audio,telepathy"],
+        ["simulate", "--script", "/nonexistent.script"],
+        ["simulate", "--budget", "0s"],
+        ["simulate", "--benchmark", "0"],
     ])
     func badArgumentsExit64WithAMessage(arguments: [String]) async throws {
         let result = try await runCommand(try Tools.keepalive.path, arguments, timeout: .seconds(30))

@@ -167,6 +167,31 @@ import Testing
         #expect(app.statistics.suspensions.first?.cause == .locationStopped)
     }
 
+    @Test func delegateCallbacksAreNamedLikeUIApplications() {
+        final class Recorder: ApplicationDelegate {
+            var calls: [String] = []
+            func applicationDidEnterBackground(_ application: Application) { calls.append("didEnterBackground") }
+            func applicationWillEnterForeground(_ application: Application) { calls.append("willEnterForeground") }
+            func applicationDidBecomeActive(_ application: Application) { calls.append("didBecomeActive") }
+            func application(_ application: Application, didSuspendBecause cause: SuspensionCause) {
+                calls.append("suspended: \(cause.rawValue)")
+            }
+            func applicationDidResume(_ application: Application) { calls.append("resumed") }
+        }
+        let app = makeApp()
+        let recorder = Recorder()
+        app.delegate = recorder
+        app.enterBackground()
+        app.run(for: .seconds(1))
+        app.enterForeground()
+        #expect(
+            recorder.calls == [
+                "didEnterBackground", "suspended: nothingKeepsItAlive", "resumed", "willEnterForeground",
+                "didBecomeActive",
+            ]
+        )
+    }
+
     @Test func eventsAreAnAsyncSequenceToo() async {
         let app = makeApp()
         let stream = app.events

@@ -60,6 +60,9 @@ public final class Application {
     var policyCheckQueued = false
     var stateSince: Duration = .zero
 
+    /// Lifecycle callbacks named like UIApplicationDelegate's; held weakly.
+    public weak var delegate: (any ApplicationDelegate)?
+
     // Observation.
     var observers: [Int: (AppEvent) -> Void] = [:]
     var lastObserverID = 0
@@ -148,6 +151,7 @@ public final class Application {
 
     func emit(_ event: AppEvent) {
         logger.debug("app event", metadata: ["event": "\(event)", "time": "\(now)"])
+        notifyDelegate(event)
         for observer in observers.sorted(by: { $0.key < $1.key }).map(\.value) { observer(event) }
         for continuation in eventContinuations { continuation.yield(event) }
     }
