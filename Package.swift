@@ -28,6 +28,7 @@ let package = Package(
             dependencies: [
                 "CGPS",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .target(

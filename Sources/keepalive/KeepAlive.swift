@@ -1,16 +1,26 @@
 import ArgumentParser
 import Foundation
+import Logging
 
 @main
 struct KeepAlive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keepalive",
         abstract: "A keep-alive location service over gpsd.",
-        subcommands: [Locate.self, Watch.self, Simulate.self]
+        subcommands: [Locate.self, Watch.self, Simulate.self, Auth.self]
     )
 
     /// Usage errors exit 64 (EX_USAGE), as the issue and sysexits.h ask; ArgumentParser's default is 64 too.
     static func main() async {
+        // Warnings and errors on standard error; KEEPALIVE_LOG_LEVEL=debug shows every decision.
+        let level =
+            ProcessInfo.processInfo.environment["KEEPALIVE_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+            ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

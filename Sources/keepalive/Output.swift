@@ -73,6 +73,9 @@ extension LocationStatus {
         case .connectionLost: "connectionLost"
         case .reconnecting: "reconnecting"
         case .replayFinished: "replayFinished"
+        case .authorizationChanged: "authorizationChanged"
+        case .paused: "paused"
+        case .resumed: "resumed"
         }
     }
 }

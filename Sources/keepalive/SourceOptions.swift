@@ -31,6 +31,15 @@ struct SourceOptions: ParsableArguments {
     @Flag(help: "One JSON object per line.")
     var json = false
 
+    @Option(help: "Enforce this application's location authorization (see `keepalive auth`); none by default.")
+    var app: String?
+
+    @Option(
+        name: .customLong("auth-file"),
+        help: ArgumentHelp("With --app: its authorization file.", valueName: "path")
+    )
+    var authFile: String?
+
     func validate() throws {
         guard speed >= 0, speed.isFinite else {
             throw ValidationError("--speed must be 0 or more (0 replays as fast as possible)")
@@ -45,6 +54,7 @@ struct SourceOptions: ParsableArguments {
             throw ValidationError("--max-age must be a positive number of seconds")
         }
         _ = try endpoint()
+        if authFile != nil, app == nil { throw ValidationError("--auth-file goes with --app") }
         if maxAge != nil, replay != nil {
             throw ValidationError(
                 "--max-age compares fix times with the system clock, and every fix in a replayed log is older: "
@@ -75,10 +85,19 @@ struct SourceOptions: ParsableArguments {
     }
 
     func makeManager() throws -> LocationManager {
+        let authorization = app.map { app in
+            LocationAuthorizationManager(
+                application: app,
+                file: authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
+            )
+        }
         if let replay {
-            return LocationManager(source: NMEAReplaySource(file: URL(fileURLWithPath: replay), speed: speed))
+            return LocationManager(
+                source: NMEAReplaySource(file: URL(fileURLWithPath: replay), speed: speed),
+                authorization: authorization
+            )
         }
         let (host, port) = try endpoint()
-        return LocationManager(source: GPSDSource(host: host, port: port))
+        return LocationManager(source: GPSDSource(host: host, port: port), authorization: authorization)
     }
 }

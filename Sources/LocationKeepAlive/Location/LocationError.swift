@@ -4,7 +4,7 @@ import Foundation
 public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: Sendable, Hashable {
-            case gpsdUnreachable, connectionLost, locationUnknown, invalidOptions, replayFailed
+            case gpsdUnreachable, connectionLost, locationUnknown, invalidOptions, replayFailed, notAuthorized
         }
         private let value: Value
 
@@ -18,6 +18,9 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let invalidOptions = Code(value: .invalidOptions)
         /// An NMEA log could not be read.
         public static let replayFailed = Code(value: .replayFailed)
+        /// Location is not allowed: not determined, denied, restricted, or services off; or
+        /// when-in-use in the background.
+        public static let notAuthorized = Code(value: .notAuthorized)
 
         public var description: String {
             switch value {
@@ -26,6 +29,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
             case .locationUnknown: "location unknown"
             case .invalidOptions: "invalid options"
             case .replayFailed: "replay failed"
+            case .notAuthorized: "not authorized"
             }
         }
     }

@@ -16,6 +16,8 @@ import Synchronization
 /// ```
 public final class LocationManager: Sendable {
     let source: any LocationSource
+    /// The app's authorization, enforced on every fix; `nil` delivers everything (a plain tool).
+    public let authorization: LocationAuthorizationManager?
     let time: TimeSource
     let wallClock: @Sendable () -> Date
     let logger: Logger
@@ -26,19 +28,27 @@ public final class LocationManager: Sendable {
     /// - Parameters:
     ///   - clock: times one-shot timeouts.
     ///   - wallClock: the current date, for ``LocationFilter/maximumAge`` and cached-fix age.
+    ///   - authorization: enforces the app's authorization: see ``LocationAccess``.
     public init(
         source: any LocationSource,
+        authorization: LocationAuthorizationManager? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
         wallClock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "LocationKeepAlive.location")
     ) {
         self.source = source
+        self.authorization = authorization
         self.time = TimeSource(clock)
         self.wallClock = wallClock
         self.logger = logger
     }
 
-    deinit { state.withLock { $0.session?.cancel() } }
+    deinit {
+        state.withLock {
+            $0.session?.cancel()
+            $0.authorizationWatcher?.cancel()
+        }
+    }
 
     /// The last fix received while the fix lasts; `nil` once the receiver reports it lost.
     public var location: Location? { state.withLock { $0.cachedLocation } }
@@ -51,6 +61,7 @@ public final class LocationManager: Sendable {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationUpdate.self)
         do {
             try filter.validate()
+            if case .denied(let error) = refreshAccess() { throw error }
         } catch {
             continuation.finish(throwing: error)
             return stream
@@ -76,6 +87,11 @@ public final class LocationManager: Sendable {
     ) async throws -> Location {
         let filter = LocationFilter(desiredAccuracy: desiredAccuracy, maximumAge: maximumAge, rejectsDuplicates: false)
         try filter.validate()
+        switch refreshAccess() {
+        case .denied(let error): throw error
+        case .paused(let reason): throw LocationError(.notAuthorized, reason)
+        case .deliver: break
+        }
         guard timeout > .zero else {
             throw LocationError.invalidOptions("timeout must be positive, not \(timeout.secondsText)")
         }
@@ -114,6 +130,11 @@ public final class LocationManager: Sendable {
             guard state.session == nil else { return }
             let generation = state.nextID()
             state.sessionGeneration = generation
+            state.authorizationWatcher = authorization.map { authorization in
+                Task { [weak self] in
+                    for await snapshot in authorization.changes() { self?.authorizationDidChange(snapshot) }
+                }
+            }
             state.session = Task { [weak self, source] in
                 do {
                     for try await event in source.events() {
@@ -131,6 +152,18 @@ public final class LocationManager: Sendable {
     private func dispatch(_ event: SourceEvent) {
         let now = wallClock()
         state.withLock { state in
+            var event = event
+            if case .report(var report) = event, let location = report.location {
+                switch state.access {
+                case .deliver(reduced: true):
+                    report.location = location.reduced()
+                    event = .report(report)
+                case .deliver(reduced: false): break
+                case .paused, .denied:
+                    state.cachedLocation = location
+                    return  // held back; the pause was announced when it began
+                }
+            }
             if case .report(let report) = event {
                 if let location = report.location {
                     state.cachedLocation = location
@@ -162,6 +195,8 @@ public final class LocationManager: Sendable {
         let ended: [StreamConsumer]? = state.withLock { state in
             guard state.sessionGeneration == generation else { return nil }
             state.session = nil
+            state.authorizationWatcher?.cancel()
+            state.authorizationWatcher = nil
             let consumers = Array(state.streams.values)
             state.streams.removeAll()
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
@@ -254,7 +289,11 @@ extension LocationManager {
         var streams: [Int: StreamConsumer] = [:]
         var oneShots: [Int: OneShot] = [:]
         var session: Task<Void, Never>?
+        var authorizationWatcher: Task<Void, Never>?
         var sessionGeneration = 0
+        var appState: AppState = .active
+        var backgroundSessions = 0
+        var access: LocationAccess = .deliver(reduced: false)
         var cachedLocation: Location?
         private var lastID = 0
 
@@ -267,6 +306,8 @@ extension LocationManager {
             guard streams.isEmpty, oneShots.values.allSatisfy({ $0.result != nil }) else { return }
             session?.cancel()
             session = nil
+            authorizationWatcher?.cancel()
+            authorizationWatcher = nil
         }
     }
 }

@@ -30,6 +30,12 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     case reconnecting(attempt: Int, delay: Duration)
     /// A replayed log ended; the counts say what was in it.
     case replayFinished(NMEAStatistics)
+    /// The app's location authorization changed (another process, a prompt, a policy).
+    case authorizationChanged(LocationAuthorization)
+    /// Fixes are held back, and why (when-in-use authorization while in the background).
+    case paused(String)
+    /// Fixes flow again after a pause.
+    case resumed
 
     public var description: String {
         switch self {
@@ -39,6 +45,9 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
         case .connectionLost(let error): error.message
         case .reconnecting(let attempt, let delay): "reconnecting (attempt \(attempt)) in \(delay.secondsText)"
         case .replayFinished(let statistics): "replay finished: \(statistics)"
+        case .authorizationChanged(let status): "authorization changed to \(status)"
+        case .paused(let reason): "paused: \(reason)"
+        case .resumed: "resumed"
         }
     }
 }

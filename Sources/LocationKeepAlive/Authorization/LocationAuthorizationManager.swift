@@ -1,0 +1,283 @@
+public import Foundation
+public import Logging
+import Synchronization
+
+/// One application's location authorization: persisted, observable across processes, and
+/// requested with CoreLocation's rules.
+///
+/// ```swift
+/// let authorization = LocationAuthorizationManager(application: "com.example.tracker", prompt: myPrompt)
+/// let status = try await authorization.requestAlwaysAuthorization()
+/// for await change in authorization.changes() { print(change.status) }  // another process ran `keepalive auth set`
+/// ```
+public final class LocationAuthorizationManager: Sendable {
+    public let application: String
+    public let file: AuthorizationFile
+    public let policyURL: URL
+    let prompt: any AuthorizationPrompt
+    let time: TimeSource
+    let logger: Logger
+    /// How long an "allow once" grant survives the app being in the background.
+    public let temporaryGrantLifetime: Duration
+
+    let state: Mutex<State>
+
+    struct State {
+        var record: AuthorizationRecord
+        var problem: AuthorizationError?
+        var policy = SystemLocationPolicy()
+        var policyProblem: AuthorizationError?
+        var backgroundSince: Duration?
+        var delegates: [Int: @Sendable (AuthorizationSnapshot) -> Void] = [:]
+        var lastDelegateID = 0
+    }
+
+    /// - Parameters:
+    ///   - file: where the record lives; the default follows `$XDG_CONFIG_HOME`.
+    ///   - policyURL: the system policy file.
+    ///   - clock: times change polling and "allow once" expiry.
+    public init(
+        application: String,
+        file: AuthorizationFile? = nil,
+        policyURL: URL = SystemLocationPolicy.defaultURL,
+        prompt: any AuthorizationPrompt = NoAuthorizationPrompt(),
+        temporaryGrantLifetime: Duration = .seconds(60),
+        clock: some Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "LocationKeepAlive.authorization")
+    ) {
+        self.application = application
+        self.file = file ?? .defaultFile(for: application)
+        self.policyURL = policyURL
+        self.prompt = prompt
+        self.temporaryGrantLifetime = temporaryGrantLifetime
+        self.time = TimeSource(clock)
+        self.logger = logger
+        self.state = Mutex(State(record: AuthorizationRecord(application: application)))
+        _ = reload()
+    }
+
+    // MARK: Reading
+
+    /// Everything known now.
+    public var snapshot: AuthorizationSnapshot { state.withLock { $0.snapshot(application: application) } }
+
+    /// The effective status: `restricted` when the system policy says so, else the stored one.
+    public var status: LocationAuthorization { snapshot.status }
+
+    /// Re-reads the files; returns the new snapshot if anything changed.
+    @discardableResult
+    public func reload() -> AuthorizationSnapshot? {
+        let (policy, policyProblem) = SystemLocationPolicy.load(from: policyURL)
+        var record: AuthorizationRecord?
+        var problem: AuthorizationError?
+        do {
+            record = try file.load()
+        } catch {
+            problem = error
+        }
+        return update { state in
+            state.policy = policy
+            state.policyProblem = policyProblem
+            state.problem = problem
+            if problem != nil {
+                state.record = AuthorizationRecord(application: application)  // reads as not determined
+            } else if let loaded = record {
+                state.record = loaded
+            } else {
+                state.record = AuthorizationRecord(application: application)
+            }
+        }
+    }
+
+    // MARK: Requests (the app)
+
+    /// Asks for when-in-use access: prompts only from not determined.
+    @discardableResult
+    public func requestWhenInUseAuthorization() async throws(AuthorizationError) -> LocationAuthorization {
+        try await request(.whenInUse)
+    }
+
+    /// Asks for always access: prompts from not determined, and once from when in use (the upgrade).
+    @discardableResult
+    public func requestAlwaysAuthorization() async throws(AuthorizationError) -> LocationAuthorization {
+        try await request(.always)
+    }
+
+    private func request(
+        _ request: AuthorizationRules.Request
+    ) async throws(AuthorizationError) -> LocationAuthorization {
+        reload()
+        let (record, problem, policy) = state.withLock { ($0.record, $0.problem, $0.policy) }
+        if let problem { throw problem }
+        if policy.restrictedApplications.contains(application) { return .restricted }
+        guard let question = AuthorizationRules.question(for: request, record: record) else {
+            logger.debug("authorization request changes nothing", metadata: ["status": "\(record.status)"])
+            return status
+        }
+        guard let answer = await prompt.ask(question, application: application) else {
+            throw AuthorizationError(
+                .noAnswer,
+                "nobody answered the location prompt for \(application) (no terminal); the status stays "
+                    + "\(record.status). Answer with --answer, or set it with `keepalive auth set`"
+            )
+        }
+        var updated = AuthorizationRules.apply(answer, to: question, record: record)
+        updated.updated = Date()
+        try commit(updated)
+        return status
+    }
+
+    // MARK: Settings (the user, or the CLI)
+
+    /// Sets the status as the user would in Settings. `restricted` comes from the system policy only.
+    public func setStatus(
+        _ status: LocationAuthorization,
+        accuracy: LocationAccuracyAuthorization? = nil
+    )
+        throws(AuthorizationError)
+    {
+        guard status != .restricted else {
+            throw AuthorizationError(
+                .restricted,
+                "restricted is set by the system policy (\(policyURL.path)), not per application"
+            )
+        }
+        if let problem = state.withLock({ $0.problem }) { throw problem }
+        var record = state.withLock { $0.record }
+        record.status = status
+        record.isTemporary = false
+        if let accuracy { record.accuracy = accuracy }
+        if status == .notDetermined { record.alwaysPromptShown = false }
+        record.updated = Date()
+        try commit(record)
+    }
+
+    /// Forgets the decision: removes the file, even a damaged one. Status: not determined.
+    public func reset() throws(AuthorizationError) {
+        try file.remove()
+        reload()
+    }
+
+    private func commit(_ record: AuthorizationRecord) throws(AuthorizationError) {
+        try file.save(record)
+        _ = update { state in
+            state.record = record
+            state.problem = nil
+        }
+    }
+
+    // MARK: "Allow once" and the app's life
+
+    /// Tells the manager where the app is, for "allow once": the grant ends when the app has been
+    /// in the background for ``temporaryGrantLifetime``, or terminates.
+    public func applicationStateChanged(to appState: AppState) {
+        let now = time.now()
+        switch appState {
+        case .active, .inactive:
+            state.withLock { $0.backgroundSince = nil }
+        case .background, .suspended:
+            state.withLock { if $0.backgroundSince == nil { $0.backgroundSince = now } }
+        case .notRunning:
+            expireTemporaryGrant(reason: "the app terminated")
+        }
+    }
+
+    func expireTemporaryGrantIfDue() {
+        let due = state.withLock { state in
+            state.record.isTemporary && state.backgroundSince.map { time.now() - $0 >= temporaryGrantLifetime } == true
+        }
+        if due { expireTemporaryGrant(reason: "the app stayed in the background") }
+    }
+
+    private func expireTemporaryGrant(reason: String) {
+        var record = state.withLock { $0.record }
+        guard record.isTemporary else { return }
+        logger.info("allow-once grant expired", metadata: ["reason": "\(reason)"])
+        record.status = .notDetermined
+        record.isTemporary = false
+        record.updated = Date()
+        do { try commit(record) } catch {
+            logger.error("cannot expire allow-once grant", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Observation
+
+    /// Changes from any process (the file is re-read every `interval`), from this one, and
+    /// "allow once" expiry, until the consumer stops.
+    public func changes(pollingEvery interval: Duration = .milliseconds(250)) -> AsyncStream<AuthorizationSnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AuthorizationSnapshot.self)
+        let id = addObserver { continuation.yield($0) }
+        let poller = Task { [time] in
+            while !Task.isCancelled {
+                do { try await time.sleep(interval) } catch { break }
+                self.expireTemporaryGrantIfDue()
+                self.reload()
+            }
+        }
+        continuation.onTermination = { [weak self] _ in
+            poller.cancel()
+            self?.removeObserver(id)
+        }
+        return stream
+    }
+
+    /// Calls `observer` on every change (like `locationManagerDidChangeAuthorization`).
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (AuthorizationSnapshot) -> Void) -> Int {
+        state.withLock { state in
+            state.lastDelegateID += 1
+            state.delegates[state.lastDelegateID] = observer
+            return state.lastDelegateID
+        }
+    }
+
+    public func removeObserver(_ id: Int) { state.withLock { _ = $0.delegates.removeValue(forKey: id) } }
+
+    /// Applies a change to the state and tells the observers if the snapshot changed.
+    private func update(_ change: (inout State) -> Void) -> AuthorizationSnapshot? {
+        let (changed, observers) = state.withLock {
+            state -> (AuthorizationSnapshot?, [@Sendable (AuthorizationSnapshot) -> Void]) in
+            let before = state.snapshot(application: application)
+            change(&state)
+            let after = state.snapshot(application: application)
+            return (before == after ? nil : after, Array(state.delegates.values))
+        }
+        if let changed {
+            logger.debug("authorization changed", metadata: ["status": "\(changed.status)"])
+            for observer in observers { observer(changed) }
+        }
+        return changed
+    }
+}
+
+/// Everything known about one application's authorization at one moment.
+public struct AuthorizationSnapshot: Sendable, Hashable {
+    public var application: String
+    /// The effective status (`restricted` when the system policy says so).
+    public var status: LocationAuthorization
+    public var accuracy: LocationAccuracyAuthorization
+    /// Whether location services are on for the whole machine.
+    public var locationServicesEnabled: Bool
+    public var isTemporary: Bool
+    public var alwaysPromptShown: Bool
+    /// A damaged file or policy, if any: the status reads as not determined (or services off) meanwhile.
+    public var problem: AuthorizationError?
+
+    /// Whether fixes may be delivered at all.
+    public var allowsLocation: Bool { locationServicesEnabled && status.allowsLocation }
+}
+
+extension LocationAuthorizationManager.State {
+    func snapshot(application: String) -> AuthorizationSnapshot {
+        AuthorizationSnapshot(
+            application: application,
+            status: policy.restrictedApplications.contains(application) ? .restricted : record.status,
+            accuracy: record.accuracy,
+            locationServicesEnabled: policy.locationServicesEnabled,
+            isTemporary: record.isTemporary,
+            alwaysPromptShown: record.alwaysPromptShown,
+            problem: problem ?? policyProblem
+        )
+    }
+}
