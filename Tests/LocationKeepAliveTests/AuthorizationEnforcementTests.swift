@@ -172,3 +172,36 @@ import Testing
         #expect(fixes(seen) == [1])
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct AuthorizationDelegateTests {
+    final class Delegate: LocationManagerDelegate {
+        let changes = Mutex(0)
+        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {}
+        func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {}
+        func locationManagerDidChangeAuthorization(_ manager: LocationManager) { changes.withLock { $0 += 1 } }
+    }
+
+    @Test func theFacadeDelegateHearsOfAuthorizationChanges() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("delegate-\(UUID().uuidString)")
+        let file = AuthorizationFile(url: folder.appendingPathComponent("app.json"))
+        let clock = TestClock<Duration>()
+        let authorization = LocationAuthorizationManager(
+            application: "app",
+            file: file,
+            policyURL: folder.appendingPathComponent("none"),
+            clock: clock
+        )
+        try authorization.setStatus(.always)
+        let source = ScriptedLocationSource()
+        let manager = LocationManager(source: source, authorization: authorization)
+        let delegate = Delegate()
+        manager.delegate = delegate
+        manager.startUpdatingLocation()
+        await source.waitForSessions(1)
+        try authorization.setStatus(.whenInUse)
+        try await waitUntil { delegate.changes.withLock { $0 } == 1 }
+        manager.stopUpdatingLocation()
+    }
+}
+
+import Synchronization

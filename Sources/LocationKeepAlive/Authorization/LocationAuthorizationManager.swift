@@ -58,8 +58,11 @@ public final class LocationAuthorizationManager: Sendable {
 
     // MARK: Reading
 
-    /// Everything known now.
-    public var snapshot: AuthorizationSnapshot { state.withLock { $0.snapshot(application: application) } }
+    /// Everything known now (an "allow once" grant that is due ends here, before it is read).
+    public var snapshot: AuthorizationSnapshot {
+        expireTemporaryGrantIfDue()
+        return state.withLock { $0.snapshot(application: application) }
+    }
 
     /// The effective status: `restricted` when the system policy says so, else the stored one.
     public var status: LocationAuthorization { snapshot.status }

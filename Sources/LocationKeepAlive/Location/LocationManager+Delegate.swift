@@ -6,12 +6,15 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location])
     /// A request failed, or the update stream ended with an error.
     func locationManager(_ manager: LocationManager, didFailWithError error: any Error)
-    /// A status change: connected, reconnecting, fix lost.
+    /// A status change: connected, reconnecting, fix lost, paused, resumed.
     func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus)
+    /// The app's authorization changed; read it from `manager.authorization`.
+    func locationManagerDidChangeAuthorization(_ manager: LocationManager)
 }
 
 extension LocationManagerDelegate {
     public func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {}
+    public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {}
 }
 
 /// The CoreLocation-shaped facade, so code written for `CLLocationManager` ports line by line:
@@ -59,6 +62,8 @@ extension LocationManager {
                     guard let self, let delegate = self.delegate else { continue }
                     switch update {
                     case .location(let location): delegate.locationManager(self, didUpdateLocations: [location])
+                    case .status(.authorizationChanged):
+                        delegate.locationManagerDidChangeAuthorization(self)
                     case .status(let status): delegate.locationManager(self, didChangeStatus: status)
                     }
                 }

@@ -130,9 +130,11 @@ public final class LocationManager: Sendable {
             guard state.session == nil else { return }
             let generation = state.nextID()
             state.sessionGeneration = generation
+            // Subscribed now, not in the task: no change between here and its first turn is missed.
             state.authorizationWatcher = authorization.map { authorization in
-                Task { [weak self] in
-                    for await snapshot in authorization.changes() { self?.authorizationDidChange(snapshot) }
+                let changes = authorization.changes()
+                return Task { [weak self] in
+                    for await snapshot in changes { self?.authorizationDidChange(snapshot) }
                 }
             }
             state.session = Task { [weak self, source] in
