@@ -93,27 +93,26 @@ struct GPSDClientTests {
 
     @Test func aSilentGPSDIsDetectedByTheReadTimeoutAndRetried() async throws {
         let port = try await Tools.freePort()
-        // A server that accepts connections and never says a word: a hung gpsd.
+        // A server that accepts connections and never says a word: a hung gpsd. It writes a
+        // file once it listens, so the client connects only then.
+        let ready = FileManager.default.temporaryDirectory.appendingPathComponent("silent-\(port)")
+        defer { try? FileManager.default.removeItem(at: ready) }
         let server = Task {
             try await runCommand(
                 "/usr/bin/python3",
                 [
                     "-c",
-                    "import socket, time\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-                        + "s.bind(('127.0.0.1', \(port)))\ns.listen(8)\nprint('listening', flush=True)\n"
+                    "import socket\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                        + "s.bind(('127.0.0.1', \(port)))\ns.listen(8)\nopen('\(ready.path)', 'w').close()\n"
                         + "held = []\nwhile True:\n    held.append(s.accept()[0])\n",
                 ],
                 timeout: .seconds(20)
             )
         }
         defer { server.cancel() }
-        // Until the server listens, a connection fails at once; after, it just hangs there.
         let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            let probe = Recorder(GPSDSource(port: port).events())
-            try await Task.sleep(for: .milliseconds(200))
-            probe.cancel()
-            if probe.error == nil { break }
+        while !FileManager.default.fileExists(atPath: ready.path), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
         }
         let source = GPSDSource(
             port: port,

@@ -25,18 +25,22 @@ import Testing
             step.finish()
             return app.statistics
         }
-        var events = steps.makeAsyncIterator()
+        let seen = Recorded()
+        let reader = Task { for await event in steps { seen.append(event) } }
         send.yield(.enterBackground)
-        while let event = await events.next(), event != .didEnterBackground {}
+        await waitUntil({ seen.events.contains(.didEnterBackground) }, advancing: clock, by: .zero)
         await clock.advance(by: .seconds(29))
-        await clock.advance(by: .milliseconds(999))
-        await clock.advance(by: .milliseconds(1))
-        let suspended = await events.next()
-        #expect(suspended == .suspended(.backgroundTimeExpired))
+        #expect(!seen.events.contains(.suspended(.backgroundTimeExpired)), "not before the budget ends")
+        await waitUntil(
+            { seen.events.contains(.suspended(.backgroundTimeExpired)) },
+            advancing: clock,
+            by: .milliseconds(250)
+        )
         send.finish()
         let statistics = await run.value
         #expect(statistics.suspensions == [.init(at: .seconds(30), cause: .backgroundTimeExpired)])
         #expect(statistics.expirationHandlersCalled == 1)
+        reader.cancel()
     }
 
     @Test func commandsReachTheApplicationAndForegroundResumesIt() async throws {
@@ -68,3 +72,12 @@ import Testing
         )
     }
 }
+
+/// Events collected by a reader task.
+final class Recorded: Sendable {
+    private let storage = Mutex<[AppEvent]>([])
+    var events: [AppEvent] { storage.withLock { $0 } }
+    func append(_ event: AppEvent) { storage.withLock { $0.append(event) } }
+}
+
+import Synchronization

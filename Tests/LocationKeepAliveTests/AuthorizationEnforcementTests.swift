@@ -116,14 +116,12 @@ import Testing
 
         let settings = LocationAuthorizationManager(application: "tracker", file: file, policyURL: policy)
         try settings.setStatus(.whenInUse)  // another process: keepalive auth set when-in-use
-        await clock.advance(by: .milliseconds(250))
-        try await waitUntil { manager.access != .deliver(reduced: false) }
+        await waitUntil({ manager.access != .deliver(reduced: false) }, advancing: clock, by: .milliseconds(250))
         source.sendFix(latitude: 2, longitude: 0, at: t0 + 1)
         try await waitUntil { manager.location?.latitude == 2 }
 
         try settings.setStatus(.always)
-        await clock.advance(by: .milliseconds(250))
-        try await waitUntil { manager.access == .deliver(reduced: false) }
+        await waitUntil({ manager.access == .deliver(reduced: false) }, advancing: clock, by: .milliseconds(250))
         source.sendFix(latitude: 3, longitude: 0, at: t0 + 2)
         source.finish()
         let (seen, _) = await drain(updates)

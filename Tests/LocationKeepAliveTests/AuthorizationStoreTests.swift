@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import Synchronization
 import Testing
 
 /// The authorization file and the manager over it, in a private folder.
@@ -189,13 +190,14 @@ import Testing
     @Test func anotherWriterIsSeenAtTheNextPoll() async throws {
         let clock = TestClock<Duration>()
         let watcher = manager(clock: clock)
-        var changes = watcher.changes(pollingEvery: .milliseconds(250)).makeAsyncIterator()
+        let changes = Mutex<[LocationAuthorization]>([])
+        watcher.addObserver { snapshot in changes.withLock { $0.append(snapshot.status) } }
+        let stream = watcher.changes(pollingEvery: .milliseconds(250))  // starts the polling
         let other = manager()
         try other.setStatus(.always)
-        await clock.advance(by: .milliseconds(250))
-        #expect(await changes.next()?.status == .always)
+        await waitUntil({ changes.withLock { $0 } == [.always] }, advancing: clock, by: .milliseconds(250))
         try other.setStatus(.denied)
-        await clock.advance(by: .milliseconds(250))
-        #expect(await changes.next()?.status == .denied)
+        await waitUntil({ changes.withLock { $0 } == [.always, .denied] }, advancing: clock, by: .milliseconds(250))
+        _ = stream
     }
 }

@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct LocationManagerTests {
@@ -33,8 +34,11 @@ import Testing
         source.sendFix(latitude: 3, longitude: 0, accuracy: 30, at: now + 2)
         await clock.advance(by: .seconds(9))
         source.sendFix(latitude: 4, longitude: 0, accuracy: 40, at: now + 3)
-        await clock.advance(by: .seconds(1))
-        let error = try #require(await #expect(throws: LocationError.self) { try await request.value })
+        let error = try #require(
+            await #expect(throws: LocationError.self) {
+                try await value(of: request, advancing: clock, by: .seconds(1))
+            }
+        )
         #expect(error.code == .locationUnknown)
         #expect(error.bestLocation?.latitude == 2)
         #expect(error.message.contains("10 s"))
@@ -82,8 +86,9 @@ import Testing
         #expect(try await iterator.next() == .status(.fixLost))
         #expect(manager.location == nil)
         let request = Task { try await manager.requestLocation(maximumAge: .seconds(60), timeout: .seconds(2)) }
-        await clock.advance(by: .seconds(2))
-        await #expect(throws: LocationError.self) { try await request.value }
+        await #expect(throws: LocationError.self) {
+            try await value(of: request, advancing: clock, by: .milliseconds(500))
+        }
     }
 
     @Test func sourceFailureReachesEveryConsumer() async throws {
@@ -154,6 +159,43 @@ import Testing
     private func waitForOneShots() async throws {
         for _ in 0..<100 { await Task.yield() }
     }
+}
+
+/// Advances a test clock in steps until `task` finishes (at most `steps` steps), then returns its
+/// value: robust against a task that registers its sleep after the first advance.
+func value<T: Sendable>(
+    of task: Task<T, any Error>,
+    advancing clock: TestClock<Duration>,
+    by step: Duration,
+    steps: Int = 200
+) async throws -> T {
+    let done = Mutex(false)
+    let watcher = Task {
+        _ = try? await task.value
+        done.withLock { $0 = true }
+    }
+    for _ in 0..<steps where !done.withLock({ $0 }) {
+        await clock.advance(by: step)
+        await Task.yield()
+    }
+    watcher.cancel()
+    return try await task.value
+}
+
+/// Advances a test clock in steps until a condition holds (at most `steps` steps).
+func waitUntil(
+    _ condition: () -> Bool,
+    advancing clock: TestClock<Duration>,
+    by step: Duration,
+    steps: Int = 200,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    for _ in 0..<steps {
+        if condition() { return }
+        await clock.advance(by: step)
+        for _ in 0..<20 { await Task.yield() }
+    }
+    if !condition() { Issue.record("condition never held", sourceLocation: sourceLocation) }
 }
 
 /// Yields until a condition holds, failing after many turns instead of hanging.

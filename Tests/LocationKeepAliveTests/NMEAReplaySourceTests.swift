@@ -32,8 +32,7 @@ import Testing
         #expect(counter.value == 1)
         await clock.advance(by: .milliseconds(1))
         try await waitUntil { counter.value == 2 }
-        await clock.advance(by: .seconds(28))
-        try await reader.value
+        try await value(of: reader, advancing: clock, by: .seconds(1))
         #expect(counter.value == 30)
     }
 
@@ -45,8 +44,7 @@ import Testing
         try await waitUntil { counter.value == 1 }
         await clock.advance(by: .milliseconds(100))
         try await waitUntil { counter.value == 2 }
-        await clock.advance(by: .milliseconds(2_800))
-        try await reader.value
+        try await value(of: reader, advancing: clock, by: .milliseconds(100))
         #expect(counter.value == 30)
     }
 

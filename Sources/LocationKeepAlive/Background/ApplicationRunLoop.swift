@@ -40,6 +40,11 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                 return
             }
             let deadline = start.advanced(by: next - origin)
+            guard deadline > clock.now else {
+                sleeper = nil
+                wake.yield(.due)  // already due: no sleep to miss
+                return
+            }
             sleeper = Task { [clock] in
                 do {
                     try await clock.sleep(until: deadline, tolerance: nil)

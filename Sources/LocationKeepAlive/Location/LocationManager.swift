@@ -103,11 +103,12 @@ public final class LocationManager: Sendable {
             return id
         }
         guard let id else { return state.withLock { $0.cachedLocation }! }
+        let deadline = time.now() + timeout
         startSessionIfNeeded()
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Location?.self) { group in
                 group.addTask { [time] in
-                    try? await time.sleep(timeout)
+                    try? await time.sleepUntil(deadline)
                     if !Task.isCancelled { self.expireOneShot(id, after: timeout) }
                     return nil
                 }

@@ -7,10 +7,17 @@ struct TimeSource: Sendable {
     let now: @Sendable () -> Duration
     /// Sleeps for a duration on the clock; throws when the task is cancelled.
     let sleep: @Sendable (Duration) async throws -> Void
+    /// Sleeps until an elapsed time (a deadline fixed earlier, so a late start does not move it).
+    let sleepUntil: @Sendable (Duration) async throws -> Void
 
     init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let start = clock.now
         now = { start.duration(to: clock.now) }
         sleep = { duration in try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil) }
+        sleepUntil = { deadline in
+            let instant = start.advanced(by: deadline)
+            guard instant > clock.now else { return try Task.checkCancellation() }
+            try await clock.sleep(until: instant, tolerance: nil)
+        }
     }
 }

@@ -25,10 +25,9 @@ struct GatedGPSD {
             error: .discarded
         ) { execution in
             let lines = Lines(execution.standardOutput.strings().makeAsyncIterator())
-            guard let ready = try await lines.next(), ready.hasPrefix("READY "),
-                let port = Int(ready.split(separator: " ")[1])
-            else {
-                throw ToolMissing("gpsfake-gated did not start gpsd")
+            let ready = try await lines.next()
+            guard let ready, ready.hasPrefix("READY "), let port = Int(ready.split(separator: " ")[1]) else {
+                throw ToolMissing("gpsfake-gated did not start gpsd: \(ready ?? "no output")")
             }
             let gpsd = GatedGPSD(port: port, writer: execution.standardInputWriter, lines: lines)
             do {

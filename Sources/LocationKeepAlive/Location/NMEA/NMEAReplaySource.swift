@@ -53,11 +53,16 @@ public struct NMEAReplaySource: LocationSource {
         var decoder = NMEADecoder(bytes: bytes, device: file.lastPathComponent)
         var previousTime: Int?
         var emitted = 0
+        // Deadlines add up from the start, so waits do not drift, and a late wake-up is caught up.
+        var deadline = time.now()
         while let report = decoder.next() {
             if speed > 0, let millis = report.time.map({ Int(($0.timeIntervalSince1970 * 1000).rounded()) }) {
                 if let previous = previousTime {
                     let gap = min(Duration.milliseconds(max(0, millis - previous)), maximumGap)
-                    if gap > .zero { try await time.sleep(gap / speed) }
+                    if gap > .zero {
+                        deadline += gap / speed
+                        try await time.sleepUntil(deadline)
+                    }
                 }
                 previousTime = millis
             }
