@@ -35,7 +35,7 @@ extension KeepAlive {
         @Option(help: "Location authorization: always, when-in-use, denied, restricted, not-determined.")
         var auth: String = "always"
 
-        @Option(help: "none, background-task, renewal, audio-loop, continuous-location.")
+        @Option(help: "none, background-task, renewal, audio-loop, continuous-location, hybrid.")
         var strategy: String = "background-task"
 
         @Option(help: ArgumentHelp("How long to simulate.", valueName: "duration"))
@@ -57,6 +57,12 @@ extension KeepAlive {
             help: ArgumentHelp("Hand out the fixes of this NMEA log to location requests.", valueName: "file")
         )
         var locationLog: String?
+
+        @Option(help: ArgumentHelp("Hybrid: time between polls or pulses.", valueName: "duration"))
+        var interval: String = "10s"
+
+        @Option(help: ArgumentHelp("Hybrid: length of a silent pulse.", valueName: "duration"))
+        var pulse: String = "200ms"
 
         @Flag(help: "One JSON object.")
         var json = false
@@ -176,6 +182,14 @@ extension KeepAlive {
                 }
                 if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
             }
+            var hybrid = HybridKeepAliveMachine.Options()
+            guard let intervalValue = Duration(parsing: interval), let pulseValue = Duration(parsing: pulse) else {
+                throw ValidationError("--interval and --pulse take durations such as 10s and 200ms")
+            }
+            hybrid.interval = intervalValue
+            hybrid.pulseLength = pulseValue
+            hybrid.pollTimeout = min(hybrid.pollTimeout, intervalValue / 2)
+            do { try hybrid.validate() } catch { throw ValidationError("\(error)") }
             return Simulator(
                 profile: profile,
                 authorization: authorization,
@@ -184,7 +198,8 @@ extension KeepAlive {
                 script: scriptValue,
                 backgroundModes: modes,
                 fixes: fixes,
-                recordsTrace: trace
+                recordsTrace: trace,
+                hybridOptions: hybrid
             )
         }
     }

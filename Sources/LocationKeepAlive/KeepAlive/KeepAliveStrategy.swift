@@ -16,11 +16,22 @@ public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Cod
     case audioLoop = "audio-loop"
     /// A background task, then continuous location updates.
     case continuousLocation = "continuous-location"
+    /// A background task, then every 10 s a location poll (always) or 0.2 s of silence (otherwise).
+    case hybrid
 
     public var description: String { rawValue }
 
     /// Makes the strategy and attaches it to the context's application.
     public func make(_ context: KeepAliveContext) -> any KeepAliveStrategy {
+        make(context, hybridOptions: .init())
+    }
+
+    /// Makes the strategy, with the hybrid driver's options.
+    public func make(
+        _ context: KeepAliveContext,
+        hybridOptions: HybridKeepAliveMachine.Options,
+        isLowPower: @escaping () -> Bool = { false }
+    ) -> any KeepAliveStrategy {
         let strategy: any KeepAliveStrategy =
             switch self {
             case .none: NoKeepAlive()
@@ -28,6 +39,7 @@ public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Cod
             case .renewal: RenewalKeepAlive(context)
             case .audioLoop: TaskThenAssertionKeepAlive.audioLoop(context)
             case .continuousLocation: TaskThenAssertionKeepAlive.continuousLocation(context)
+            case .hybrid: HybridKeepAlive(context, options: hybridOptions, isLowPower: isLowPower)
             }
         context.app.addObserver { [strategy] event in strategy.handle(event) }
         return strategy

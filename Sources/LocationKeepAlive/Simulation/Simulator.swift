@@ -15,6 +15,8 @@ public struct Simulator {
     /// Fixes handed out in turn (from a replayed NMEA log); a fixed position when empty.
     public var fixes: [Location]
     public var recordsTrace: Bool
+    /// The hybrid driver's options (interval, pulse length...).
+    public var hybridOptions: HybridKeepAliveMachine.Options
 
     public init(
         profile: ExecutionProfile = .ios13,
@@ -25,8 +27,10 @@ public struct Simulator {
         backgroundModes: BackgroundModes = [.audio, .location],
         locationLatency: Duration = .seconds(1),
         fixes: [Location] = [],
-        recordsTrace: Bool = false
+        recordsTrace: Bool = false,
+        hybridOptions: HybridKeepAliveMachine.Options = .init()
     ) {
+        self.hybridOptions = hybridOptions
         self.profile = profile
         self.authorization = authorization
         self.strategy = strategy
@@ -62,7 +66,7 @@ public struct Simulator {
             notes.append(note)
             record(note)
         }
-        let strategyObject = strategy.make(context)
+        let strategyObject = strategy.make(context, hybridOptions: hybridOptions)
 
         app.launch()
         for event in script.events where event.time <= duration {

@@ -1,0 +1,25 @@
+public import Foundation
+
+/// The machine's power, from `/sys/class/power_supply` (a folder per supply, with `type`,
+/// `status` and `capacity` files).
+public enum PowerSupply {
+    /// On battery (a battery discharging) below `threshold` percent. `false` with no battery.
+    public static func isLowPower(
+        threshold: Int = 20,
+        root: URL = URL(fileURLWithPath: "/sys/class/power_supply")
+    ) -> Bool {
+        let supplies = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        for supply in supplies {
+            let folder = root.appendingPathComponent(supply)
+            func read(_ name: String) -> String? {
+                (try? String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            guard read("type") == "Battery", read("status") == "Discharging",
+                let capacity = read("capacity").flatMap({ Int($0) })
+            else { continue }
+            if capacity < threshold { return true }
+        }
+        return false
+    }
+}
