@@ -19,7 +19,7 @@ extension KeepAlive {
                 let manager = options.makeManager()
                 print(describe(manager.snapshot, file: manager.file, json: json))
                 if let problem = manager.snapshot.problem {
-                    FileHandle.standardError.write(Data("keepalive: \(problem)\n".utf8))
+                    Console.error("keepalive: \(problem)\n")
                     throw ExitCode.failure
                 }
             }
@@ -53,7 +53,7 @@ extension KeepAlive {
                         : try await manager.requestWhenInUseAuthorization()
                     print("\(options.app): \(status)")
                 } catch {
-                    FileHandle.standardError.write(Data("keepalive: \(error)\n".utf8))
+                    Console.error("keepalive: \(error)\n")
                     throw ExitCode.failure
                 }
             }
@@ -88,7 +88,7 @@ extension KeepAlive {
                     )
                     print("\(options.app): \(manager.status)")
                 } catch {
-                    FileHandle.standardError.write(Data("keepalive: \(error)\n".utf8))
+                    Console.error("keepalive: \(error)\n")
                     throw ExitCode.failure
                 }
             }
@@ -106,7 +106,7 @@ extension KeepAlive {
                     try manager.reset()
                     print("\(options.app): \(manager.status)")
                 } catch {
-                    FileHandle.standardError.write(Data("keepalive: \(error)\n".utf8))
+                    Console.error("keepalive: \(error)\n")
                     throw ExitCode.failure
                 }
             }

@@ -45,7 +45,7 @@ struct TerminalPrompt: AuthorizationPrompt {
             ? "Allow \(application) to use your location even when you are not using it?"
             : "Allow \(application) to access your location?"
         while true {
-            FileHandle.standardError.write(Data("\(title) [\(choices)] ".utf8))
+            Console.error("\(title) [\(choices)] ")
             let line = await withCheckedContinuation { continuation in
                 Thread.detachNewThread { continuation.resume(returning: readLine()) }
             }

@@ -33,7 +33,7 @@ struct Output {
             if let accuracy = location.horizontalAccuracy { line += String(format: "  ±%.1f m", accuracy) }
             if let altitude = location.altitudeMSL { line += String(format: "  alt %.1f m", altitude) }
             if let speed = location.speed { line += String(format: "  %.2f m/s", speed) }
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            Console.out(line + "\n")
         }
     }
 
@@ -41,19 +41,89 @@ struct Output {
         if json {
             emit(["class": "status", "status": "\(status.kind)", "message": status.description])
         } else {
-            FileHandle.standardOutput.write(Data("# \(status)\n".utf8))
+            Console.out("# \(status)\n")
+        }
+    }
+
+    /// One service event, as a line.
+    func write(_ event: KeepAliveService.Event) {
+        switch event {
+        case .fix(let location):
+            write(location)
+            return
+        case .status(let status):
+            write(status)
+            return
+        default: break
+        }
+        var object: [String: Any] = ["time": Self.iso8601(Date())]
+        var text: String
+        switch event {
+        case .started(let profile, let strategy, let authorization):
+            object["event"] = "started"
+            object["profile"] = profile
+            object["strategy"] = strategy
+            object["authorization"] = authorization.rawValue
+            text = "started: profile \(profile), strategy \(strategy), authorization \(authorization)"
+        case .lifecycle(let appEvent):
+            object["event"] = "lifecycle"
+            object["lifecycle"] = "\(appEvent)"
+            text = "\(appEvent)"
+        case .decision(let decision):
+            object["event"] = "decision"
+            object["decision"] = decision
+            text = decision
+        case .poll(.success(let fix)):
+            object["event"] = "poll"
+            object["ok"] = true
+            object["latitude"] = fix.latitude
+            object["longitude"] = fix.longitude
+            object["horizontalAccuracy"] = fix.horizontalAccuracy ?? NSNull()
+            text = String(format: "poll: %.7f, %.7f", fix.latitude, fix.longitude)
+        case .poll(.failure(let error)):
+            object["event"] = "poll"
+            object["ok"] = false
+            object["error"] = error.message
+            text = "poll failed: \(error.message)"
+        case .pulse(let length, let device, let error):
+            object["event"] = "pulse"
+            object["seconds"] = length.seconds
+            object["device"] = device
+            object["error"] = error ?? NSNull()
+            text = error.map { "pulse failed on \(device): \($0)" } ?? "pulse \(length.secondsText) on \(device)"
+        case .authorizationChanged(let status):
+            object["event"] = "authorization"
+            object["authorization"] = status.rawValue
+            text = "authorization changed to \(status)"
+        case .callback:
+            object["event"] = "callback"
+            text = "callback"
+        case .error(let message):
+            object["event"] = "error"
+            object["message"] = message
+            text = "error: \(message)"
+        case .stopped:
+            object["event"] = "stopped"
+            text = "stopped"
+        case .fix, .status:
+            return
+        }
+        if json {
+            emit(object)
+        } else {
+            Console.out("[\(object["time"]!)] \(text)\n")
         }
     }
 
     /// Errors go to standard error, in words; in JSON mode also as an object on standard output.
     func write(error: any Error) {
         if json { emit(["class": "error", "message": "\(error)"]) }
-        FileHandle.standardError.write(Data("keepalive: \(error)\n".utf8))
+        Console.error("keepalive: \(error)\n")
     }
 
     private func emit(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        Console.out(data + Data("\n".utf8))
     }
 
     static func iso8601(_ date: Date) -> String {

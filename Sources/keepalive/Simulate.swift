@@ -84,7 +84,7 @@ extension KeepAlive {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
+                Console.out(try encoder.encode(report) + Data("\n".utf8))
             } else {
                 print(SimulationText(report).rendered)
             }

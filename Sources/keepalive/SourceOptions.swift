@@ -84,13 +84,19 @@ struct SourceOptions: ParsableArguments {
         LocationFilter(desiredAccuracy: accuracy, distanceFilter: distance, maximumAge: maximumAge)
     }
 
+    /// The manager for these options, enforcing `--app`'s authorization when given.
     func makeManager() throws -> LocationManager {
-        let authorization = app.map { app in
-            LocationAuthorizationManager(
-                application: app,
-                file: authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
-            )
-        }
+        try makeManager(
+            authorization: app.map { app in
+                LocationAuthorizationManager(
+                    application: app,
+                    file: authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
+                )
+            }
+        )
+    }
+
+    func makeManager(authorization: LocationAuthorizationManager?) throws -> LocationManager {
         if let replay {
             return LocationManager(
                 source: NMEAReplaySource(file: URL(fileURLWithPath: replay), speed: speed),

@@ -139,19 +139,6 @@ struct GPSDClientTests {
         )
         events.cancel()
     }
-
-    /// gpsfake's port accepts connections a little after launch.
-    private func waitUntilGPSDAccepts(port: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            do {
-                for try await case .status(.connected) in GPSDSource(port: port).events() { return }
-            } catch {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-        throw ToolMissing("gpsfake did not open port \(port) within 10 s")
-    }
 }
 
 extension LocationUpdate {

@@ -14,7 +14,9 @@ struct SilentAudioTests {
             try await player.playPulse(length: .milliseconds(200))
             durations.append(ContinuousClock.now - started)
         }
-        #expect(durations.allSatisfy { $0 >= .milliseconds(200) && $0 < .milliseconds(400) }, "\(durations)")
+        // Paced: never shorter than its length, however fast the device swallows samples (no upper
+        // bound here: that is a benchmark's business, and a loaded machine only makes it later).
+        #expect(durations.allSatisfy { $0 >= .milliseconds(200) }, "\(durations)")
         #expect(player.playedPulses == 3)
         #expect(abs(player.playedSeconds - 0.6) < 0.001, "every sample written: \(player.playedSeconds) s")
         #expect(player.isDeviceOpen == keepsDeviceOpen)
@@ -23,11 +25,21 @@ struct SilentAudioTests {
 
     @Test func theLoopPlaysUntilStopped() async throws {
         let player = SilentAudioPlayer(output: .alsa(device: "null"))
+        let started = ContinuousClock.now
         try await player.startLoop()
         try await Task.sleep(for: .milliseconds(500))
         await player.stopLoop()
-        #expect(player.playedSeconds >= 0.45 && player.playedSeconds <= 0.65, "\(player.playedSeconds) s")
+        let elapsed = (ContinuousClock.now - started).seconds
+        let played = player.playedSeconds
+        #expect(played > 0)
+        #expect(
+            played <= elapsed + 0.05 + 0.001,
+            "at most one 50 ms chunk ahead of real time: \(played) s in \(elapsed) s"
+        )
         #expect(!player.isDeviceOpen)
+        let after = player.playedSeconds
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(player.playedSeconds == after, "nothing plays after stop")
     }
 
     @Test func aMissingDeviceIsAClearError() async {

@@ -4,6 +4,14 @@ public enum ApplicationCommand: Sendable, Hashable {
     case enterForeground
     case terminate
     case setAuthorization(LocationAuthorization)
+    /// A device finished something; handed to the run loop's `deliver` in its isolation.
+    case deliver(DeviceCompletion)
+}
+
+/// What a real device reports back to the application's run loop.
+public enum DeviceCompletion: Sendable, Hashable {
+    case audioPulse(id: Int, error: String?)
+    case locationRequest(id: Int, result: Result<Location, LocationError>)
 }
 
 /// Drives an ``Application`` on a clock: the real `ContinuousClock` in the service, a test
@@ -23,6 +31,7 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
     public nonisolated(nonsending) func run(
         _ app: Application,
         commands: AsyncStream<ApplicationCommand>,
+        deliver: (DeviceCompletion) -> Void = { _ in },
         afterEachStep: () -> Void = {}
     ) async {
         let start = clock.now
@@ -68,6 +77,7 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                     case .enterForeground: app.enterForeground()
                     case .terminate: app.terminate()
                     case .setAuthorization(let status): app.authorization = status
+                    case .deliver(let completion): deliver(completion)
                     }
                     app.advance(to: app.now)  // the next turn, at once
                 }

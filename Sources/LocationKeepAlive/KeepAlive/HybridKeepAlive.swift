@@ -81,8 +81,15 @@ public final class HybridKeepAlive: KeepAliveStrategy {
             }
         case .playPulse(let length):
             do {
-                try context.audio.playPulse(length: length)
-                counts.pulses += 1
+                try context.audio.playPulse(length: length) { [weak self] error in
+                    guard let self else { return }
+                    if let error {
+                        counts.failedPulses += 1
+                        feed(.audioFailed("\(error)"))
+                    } else {
+                        counts.pulses += 1
+                    }
+                }
             } catch {
                 counts.failedPulses += 1
                 feed(.audioFailed("\(error)"))

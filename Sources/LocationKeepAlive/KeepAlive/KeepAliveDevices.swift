@@ -1,10 +1,16 @@
 /// Plays silent audio for a keep-alive strategy, telling the application when audio really plays.
 public protocol KeepAliveAudioOutput: AnyObject {
-    /// Plays `length` of silence; the audio assertion holds while it plays.
-    func playPulse(length: Duration) throws(BackgroundError)
+    /// Plays `length` of silence; the audio assertion holds while it plays. `completion` runs
+    /// when it has played, or with the error if the device failed.
+    func playPulse(length: Duration, completion: @escaping ((any Error)?) -> Void) throws(BackgroundError)
     /// Plays silence until ``stopLoop()``.
     func startLoop() throws(BackgroundError)
     func stopLoop()
+}
+
+extension KeepAliveAudioOutput {
+    /// Plays a pulse without waiting to hear how it went.
+    public func playPulse(length: Duration) throws(BackgroundError) { try playPulse(length: length) { _ in } }
 }
 
 /// Gets locations for a keep-alive strategy, telling the application while it is active.

@@ -78,7 +78,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
 
 extension Duration {
     /// `1.5 s`, for messages.
-    var secondsText: String {
+    public var secondsText: String {
         let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.3g s", seconds)
     }

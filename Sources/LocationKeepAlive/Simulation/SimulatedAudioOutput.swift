@@ -11,12 +11,23 @@ public final class SimulatedAudioOutput: KeepAliveAudioOutput {
 
     public init(app: Application) { self.app = app }
 
-    public func playPulse(length: Duration) throws(BackgroundError) {
+    /// Devices that fail: a pulse then reports this error instead of playing.
+    public var failure: (any Error)?
+
+    public func playPulse(length: Duration, completion: @escaping ((any Error)?) -> Void) throws(BackgroundError) {
         try app.beginAudioPlayback()
+        if let failure {
+            app.endAudioPlayback()
+            onChange("audio pulse failed: \(failure)")
+            return app.deliverToApp { completion(failure) }
+        }
         pulses += 1
         playedTime += length
         onChange("audio pulse \(length.secondsText)")
-        app.scheduleSystemWork(after: length) { [app] in app.endAudioPlayback() }
+        app.scheduleSystemWork(after: length) { [app] in
+            app.endAudioPlayback()
+            app.deliverToApp { completion(nil) }
+        }
     }
 
     public func startLoop() throws(BackgroundError) {

@@ -41,12 +41,26 @@ enum Tools {
         }
     }
 
-    /// A TCP port nobody listens on now (asks the kernel through Debian's Python).
+    /// A TCP port nobody listens on now. Picked at random from 20000-29999, outside the kernel's
+    /// ephemeral range that gpsfake's own free-port search uses, so parallel tests do not collide.
     static func freePort() async throws -> Int {
         let output = try await run(
             "/usr/bin/python3",
             [
-                "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])",
+                "-c",
+                """
+                import random, socket
+                while True:
+                    port = random.randint(20000, 29999)
+                    s = socket.socket()
+                    try:
+                        s.bind(('127.0.0.1', port))
+                    except OSError:
+                        continue
+                    s.close()
+                    print(port)
+                    break
+                """,
             ]
         )
         guard let port = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {

@@ -1,0 +1,144 @@
+import ArgumentParser
+import Foundation
+import LocationKeepAlive
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+extension KeepAlive {
+    /// The keep-alive service, on the real clock, against gpsd or a replay, with real silent audio.
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the keep-alive service.",
+            discussion: """
+                Starts in the foreground (watching fixes) unless --background. SIGUSR1 sends it to the \
+                background, SIGUSR2 brings it back; SIGTERM or SIGINT stop it gracefully (exit 0).
+                """
+        )
+
+        @OptionGroup var source: SourceOptions
+
+        @Option(help: "Host rules: unlimited (a plain Linux daemon, the default), ios13 or ios12.")
+        var policy: String = "unlimited"
+
+        @Option(help: ArgumentHelp("Override the policy's background time.", valueName: "duration"))
+        var budget: String?
+
+        @Option(help: "hybrid (default), none, background-task, renewal, audio-loop, continuous-location.")
+        var strategy: String = "hybrid"
+
+        @Option(help: ArgumentHelp("Hybrid: time between polls or pulses.", valueName: "duration"))
+        var interval: String = "10s"
+
+        @Option(help: ArgumentHelp("Hybrid: length of a silent pulse.", valueName: "duration"))
+        var pulse: String = "200ms"
+
+        @Option(
+            name: .customLong("callback-interval"),
+            help: ArgumentHelp("Hybrid: client call-back interval.", valueName: "duration")
+        )
+        var callbackInterval: String = "30s"
+
+        @Option(name: .customLong("audio-device"), help: "ALSA device: default, null (no sound card), hw:0...")
+        var audioDevice: String = "default"
+
+        @Option(
+            name: .customLong("audio-wav"),
+            help: ArgumentHelp("Write the silence to this WAV file instead.", valueName: "path")
+        )
+        var audioWAV: String?
+
+        @Option(help: ArgumentHelp("Declared background modes.", valueName: "list"))
+        var modes: String = "audio,location"
+
+        @Flag(help: "Start in the background.")
+        var background = false
+
+        func validate() throws { _ = try makeConfiguration() }
+
+        func makeConfiguration() throws -> KeepAliveService.Configuration {
+            var configuration = KeepAliveService.Configuration()
+            guard var profile = ExecutionProfile.named(policy) else {
+                throw ValidationError("--policy must be unlimited, ios13 or ios12, not '\(policy)'")
+            }
+            if let budget {
+                guard let value = Duration(parsing: budget), value > .zero else {
+                    throw ValidationError("--budget must be a positive duration such as 30s, not '\(budget)'")
+                }
+                profile.name = "custom"
+                profile.backgroundBudget = value
+            }
+            configuration.profile = profile
+            guard let kind = KeepAliveStrategyKind(rawValue: strategy) else {
+                throw ValidationError(
+                    "--strategy must be one of \(KeepAliveStrategyKind.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            configuration.strategy = kind
+            guard let intervalValue = Duration(parsing: interval), let pulseValue = Duration(parsing: pulse),
+                let callbackValue = Duration(parsing: callbackInterval)
+            else {
+                throw ValidationError(
+                    "--interval, --pulse and --callback-interval take durations such as 10s, 200ms, 30s"
+                )
+            }
+            configuration.hybrid.interval = intervalValue
+            configuration.hybrid.pulseLength = pulseValue
+            configuration.hybrid.callbackInterval = callbackValue
+            configuration.hybrid.pollTimeout = min(configuration.hybrid.pollTimeout, intervalValue / 2)
+            do { try configuration.hybrid.validate() } catch { throw ValidationError("\(error)") }
+            guard let parsedModes = BackgroundModes(parsing: modes) else {
+                throw ValidationError("--modes takes audio, location, fetch, processing or none, comma-separated")
+            }
+            configuration.backgroundModes = parsedModes
+            configuration.audio = audioWAV.map { .wav(URL(fileURLWithPath: $0)) } ?? .alsa(device: audioDevice)
+            configuration.startsInBackground = background
+            return configuration
+        }
+
+        func run() async throws {
+            let output = Output(json: source.json)
+            let authorization = LocationAuthorizationManager(
+                application: source.app ?? "keepalive",
+                file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
+            )
+            let manager = try source.makeManager(authorization: authorization)
+            let service = KeepAliveService(
+                configuration: try makeConfiguration(),
+                locationManager: manager,
+                authorization: authorization
+            )
+            let logger = Logger(label: "keepalive.run")
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: RunService(service: service, output: output))],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger
+                )
+            )
+            try await group.run()
+        }
+    }
+}
+
+/// The keep-alive service as a swift-service-lifecycle service: graceful shutdown ends the
+/// run loop, which ends tasks, stops audio and closes gpsd.
+struct RunService: Service {
+    let service: KeepAliveService
+    let output: Output
+
+    func run() async throws {
+        let (commands, send) = AsyncStream.makeStream(of: ApplicationCommand.self)
+        let signals = Task {
+            for await signal in await UnixSignalsSequence(trapping: .sigusr1, .sigusr2) {
+                send.yield(signal == .sigusr1 ? .enterBackground : .enterForeground)
+            }
+        }
+        await withGracefulShutdownHandler {
+            await service.run(commands: commands) { output.write($0) }
+        } onGracefulShutdown: {
+            send.finish()
+        }
+        signals.cancel()
+    }
+}
