@@ -48,6 +48,12 @@ extension KeepAlive {
         )
         var audioWAV: String?
 
+        @Flag(
+            name: .customLong("audio-keep-open"),
+            help: "Keep the audio device open between pulses (default: drain and close)."
+        )
+        var audioKeepOpen = false
+
         @Option(help: ArgumentHelp("Declared background modes.", valueName: "list"))
         var modes: String = "audio,location"
 
@@ -93,6 +99,7 @@ extension KeepAlive {
             configuration.backgroundModes = parsedModes
             configuration.audio = audioWAV.map { .wav(URL(fileURLWithPath: $0)) } ?? .alsa(device: audioDevice)
             configuration.startsInBackground = background
+            configuration.keepsAudioDeviceOpen = audioKeepOpen
             return configuration
         }
 

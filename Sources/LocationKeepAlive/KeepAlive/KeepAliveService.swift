@@ -11,6 +11,8 @@ public struct KeepAliveService: Sendable {
         public var strategy: KeepAliveStrategyKind = .hybrid
         public var hybrid = HybridKeepAliveMachine.Options()
         public var audio: SilentAudioPlayer.Output = .alsa(device: "default")
+        /// Keep the audio device open and prepared between pulses (instead of drain and close).
+        public var keepsAudioDeviceOpen = false
         public var startsInBackground = false
         public var isLowPower: @Sendable () -> Bool = { PowerSupply.isLowPower() }
 
@@ -66,7 +68,7 @@ public struct KeepAliveService: Sendable {
             authorization: status,
             logger: logger
         )
-        let player = SilentAudioPlayer(output: configuration.audio)
+        let player = SilentAudioPlayer(output: configuration.audio, keepsDeviceOpen: configuration.keepsAudioDeviceOpen)
         let audio = ServiceAudioOutput(app: app, player: player) { post.yield($0) }
         let location = ServiceLocationProvider(app: app, manager: locationManager) { post.yield($0) }
         let context = KeepAliveContext(app: app, audio: audio, location: location) { note in emit(.decision(note)) }
