@@ -64,35 +64,13 @@ extension KeepAlive {
 
         func makeConfiguration() throws -> KeepAliveService.Configuration {
             var configuration = KeepAliveService.Configuration()
-            guard var profile = ExecutionProfile.named(policy) else {
-                throw ValidationError("--policy must be unlimited, ios13 or ios12, not '\(policy)'")
-            }
-            if let budget {
-                guard let value = Duration(parsing: budget), value > .zero else {
-                    throw ValidationError("--budget must be a positive duration such as 30s, not '\(budget)'")
-                }
-                profile.name = "custom"
-                profile.backgroundBudget = value
-            }
-            configuration.profile = profile
-            guard let kind = KeepAliveStrategyKind(rawValue: strategy) else {
-                throw ValidationError(
-                    "--strategy must be one of \(KeepAliveStrategyKind.allCases.map(\.rawValue).joined(separator: ", "))"
-                )
-            }
-            configuration.strategy = kind
-            guard let intervalValue = Duration(parsing: interval), let pulseValue = Duration(parsing: pulse),
-                let callbackValue = Duration(parsing: callbackInterval)
-            else {
-                throw ValidationError(
-                    "--interval, --pulse and --callback-interval take durations such as 10s, 200ms, 30s"
-                )
-            }
-            configuration.hybrid.interval = intervalValue
-            configuration.hybrid.pulseLength = pulseValue
-            configuration.hybrid.callbackInterval = callbackValue
-            configuration.hybrid.pollTimeout = min(configuration.hybrid.pollTimeout, intervalValue / 2)
-            do { try configuration.hybrid.validate() } catch { throw ValidationError("\(error)") }
+            configuration.profile = try DriverParsing.profile(named: policy, option: "--policy", budget: budget)
+            configuration.strategy = try DriverParsing.strategy(strategy)
+            configuration.hybrid = try DriverParsing.hybrid(
+                interval: interval,
+                pulse: pulse,
+                callbackInterval: callbackInterval
+            )
             guard let parsedModes = BackgroundModes(parsing: modes) else {
                 throw ValidationError("--modes takes audio, location, fetch, processing or none, comma-separated")
             }

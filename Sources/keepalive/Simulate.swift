@@ -123,16 +123,7 @@ extension KeepAlive {
         }
 
         func makeSimulator() throws -> Simulator {
-            guard var profile = ExecutionProfile.named(self.profile) else {
-                throw ValidationError("--profile must be ios13, ios12 or unlimited, not '\(self.profile)'")
-            }
-            if let budget {
-                guard let value = Duration(parsing: budget), value > .zero else {
-                    throw ValidationError("--budget must be a positive duration such as 30s or 3m, not '\(budget)'")
-                }
-                profile.name = "custom"
-                profile.backgroundBudget = value
-            }
+            var profile = try DriverParsing.profile(named: self.profile, option: "--profile", budget: budget)
             if let grace {
                 guard let value = Duration(parsing: grace) else {
                     throw ValidationError("--grace must be a duration such as 10s, not '\(grace)'")
@@ -150,11 +141,7 @@ extension KeepAlive {
                     "--auth must be one of \(LocationAuthorization.allCases.map(\.rawValue).joined(separator: ", ")), not '\(auth)'"
                 )
             }
-            guard let strategy = KeepAliveStrategyKind(rawValue: strategy) else {
-                throw ValidationError(
-                    "--strategy must be one of \(KeepAliveStrategyKind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(self.strategy)'"
-                )
-            }
+            let strategy = try DriverParsing.strategy(strategy)
             guard let duration = Duration(parsing: duration), duration > .zero else {
                 throw ValidationError(
                     "--duration must be a positive duration such as 24h or 90m, not '\(self.duration)'"
@@ -182,14 +169,7 @@ extension KeepAlive {
                 }
                 if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
             }
-            var hybrid = HybridKeepAliveMachine.Options()
-            guard let intervalValue = Duration(parsing: interval), let pulseValue = Duration(parsing: pulse) else {
-                throw ValidationError("--interval and --pulse take durations such as 10s and 200ms")
-            }
-            hybrid.interval = intervalValue
-            hybrid.pulseLength = pulseValue
-            hybrid.pollTimeout = min(hybrid.pollTimeout, intervalValue / 2)
-            do { try hybrid.validate() } catch { throw ValidationError("\(error)") }
+            let hybrid = try DriverParsing.hybrid(interval: interval, pulse: pulse)
             return Simulator(
                 profile: profile,
                 authorization: authorization,

@@ -1,0 +1,51 @@
+import ArgumentParser
+import LocationKeepAlive
+
+/// Parsing shared by `run` and `simulate`: the host profile and the hybrid driver's options.
+enum DriverParsing {
+    /// A named profile, with its budget overridden if asked (a custom profile).
+    static func profile(named name: String, option: String, budget: String?) throws -> ExecutionProfile {
+        guard var profile = ExecutionProfile.named(name) else {
+            throw ValidationError("\(option) must be ios13, ios12 or unlimited, not '\(name)'")
+        }
+        if let budget {
+            guard let value = Duration(parsing: budget), value > .zero else {
+                throw ValidationError("--budget must be a positive duration such as 30s or 3m, not '\(budget)'")
+            }
+            profile.name = "custom"
+            profile.backgroundBudget = value
+        }
+        return profile
+    }
+
+    static func strategy(_ name: String) throws -> KeepAliveStrategyKind {
+        guard let kind = KeepAliveStrategyKind(rawValue: name) else {
+            throw ValidationError(
+                "--strategy must be one of \(KeepAliveStrategyKind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'"
+            )
+        }
+        return kind
+    }
+
+    /// The hybrid driver's options; the poll timeout is kept under the interval.
+    static func hybrid(
+        interval: String,
+        pulse: String,
+        callbackInterval: String = "30s"
+    ) throws
+        -> HybridKeepAliveMachine.Options
+    {
+        guard let intervalValue = Duration(parsing: interval), let pulseValue = Duration(parsing: pulse),
+            let callbackValue = Duration(parsing: callbackInterval)
+        else {
+            throw ValidationError("--interval, --pulse and --callback-interval take durations such as 10s, 200ms, 30s")
+        }
+        var options = HybridKeepAliveMachine.Options()
+        options.interval = intervalValue
+        options.pulseLength = pulseValue
+        options.callbackInterval = callbackValue
+        options.pollTimeout = min(options.pollTimeout, intervalValue / 2)
+        do { try options.validate() } catch { throw ValidationError("\(error)") }
+        return options
+    }
+}
