@@ -16,12 +16,14 @@ struct GPSDAgreementTests {
             let everything = Recorder(manager.updates(.everything))
             let filtered = Recorder(manager.updates())
             let interrupt = Interrupt()
+            let cliConnected = Interrupt()
             let cli = Task {
                 try await runCommand(
                     keepalive.path,
                     ["watch", "--gpsd", "localhost:\(gpsd.port)", "--json"],
                     interrupt: interrupt,
-                    timeout: .seconds(90)
+                    timeout: .seconds(90),
+                    onLine: { if $0.contains("\"status\":\"connected\"") { cliConnected.fire() } }
                 )
             }
             defer { interrupt.fire() }
@@ -37,7 +39,12 @@ struct GPSDAgreementTests {
                 #expect(await recorder.wait { $0.contains(.status(.connected("gpsd 3.22 at localhost:\(gpsd.port)"))) })
             }
             #expect(await everything.wait { $0.contains { if case .status(.connected) = $0 { true } else { false } } })
-            try await Task.sleep(for: .milliseconds(800))  // the CLI's own connection
+            let cliDeadline = ContinuousClock.now + .seconds(15)
+            while !cliConnected.isFired, ContinuousClock.now < cliDeadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(cliConnected.isFired, "keepalive watch connected")
+            try await Task.sleep(for: .milliseconds(300))  // and `locate`, which prints nothing until its fix
             try await gpsd.go()
             let oracle = try await gpsd.reports()
             await raw.waitUntilQuiet()
@@ -106,12 +113,17 @@ struct GPSDAgreementTests {
             }
             // 5. `locate`, waiting before the first sentence, prints the first fix gpsd reported.
             let located1 = try await locate.value
-            if let first = located.first {
+            if !located.isEmpty {
                 #expect(located1.exitCode == 0)
                 let object = try #require(
                     try JSONSerialization.jsonObject(with: Data((located1.lines.first ?? "{}").utf8)) as? [String: Any]
                 )
-                #expect(object["latitude"] as? Double == first.lat && object["longitude"] as? Double == first.lon)
+                let latitude = try #require(object["latitude"] as? Double)
+                let longitude = try #require(object["longitude"] as? Double)
+                // One of gpsd's first fixes (it may connect a sentence late on a loaded machine).
+                #expect(
+                    located.prefix(3).contains { abs($0.lat! - latitude) < 1e-9 && abs($0.lon! - longitude) < 1e-9 }
+                )
             } else {
                 #expect(located1.exitCode == 1)
             }

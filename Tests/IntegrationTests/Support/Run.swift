@@ -33,7 +33,8 @@ func runCommand(
     _ path: String,
     _ arguments: [String],
     interrupt: Interrupt? = nil,
-    timeout: Duration = .seconds(60)
+    timeout: Duration = .seconds(60),
+    onLine: (@Sendable (String) -> Void)? = nil
 ) async throws -> CommandResult {
     let configuration = Configuration(
         executable: .path(FilePath(path)),
@@ -60,7 +61,10 @@ func runCommand(
         }
         defer { watchdog.cancel() }
         var lines: [String] = []
-        for try await line in execution.standardOutput.strings() { lines.append(line) }
+        for try await line in execution.standardOutput.strings() {
+            lines.append(line)
+            onLine?(line)
+        }
         return lines
     }
     return CommandResult(status: result.terminationStatus, lines: result.closureResult, error: result.standardError)
