@@ -30,8 +30,10 @@ import Testing
         #expect(withoutLogs(machine.handle(.callbackDue)) == [.callClient, .scheduleCallback(after: .seconds(30))])
         #expect(withoutLogs(machine.handle(.lowPowerChanged(true))) == [])
         #expect(
-            withoutLogs(machine.handle(.tick)) == [.playPulse(.milliseconds(200)), .scheduleTick(after: .seconds(20))]
+            withoutLogs(machine.handle(.tick)) == [.playPulse(.milliseconds(200)), .scheduleTick(after: .seconds(10))],
+            "the keep-alive tick is never stretched: it must stay under the grace"
         )
+        #expect(withoutLogs(machine.handle(.callbackDue)) == [.callClient, .scheduleCallback(after: .seconds(60))])
         #expect(withoutLogs(machine.handle(.willEnterForeground)) == [.cancelTick, .cancelCallback])
         #expect(!machine.isLooping)
     }

@@ -13,7 +13,8 @@ public struct HybridKeepAliveMachine: Sendable {
         public var pollTimeout: Duration = .seconds(5)
         /// The client is called back this often while kept alive in the background.
         public var callbackInterval: Duration = .seconds(30)
-        /// Intervals are multiplied by this on battery below the low-power threshold.
+        /// The client call-back interval is multiplied by this on battery below the low-power
+        /// threshold. The keep-alive tick is not: longer than the host's grace, it gets the app suspended.
         public var lowPowerStretch: Double = 2
 
         public init() {}
@@ -150,7 +151,7 @@ public struct HybridKeepAliveMachine: Sendable {
     }
 
     private func tickActions() -> [Action] {
-        let next = Action.scheduleTick(after: stretched(options.interval))
+        let next = Action.scheduleTick(after: options.interval)
         if authorization == .always {
             return [log("tick: location poll"), .requestLocation(timeout: options.pollTimeout), next]
         }
