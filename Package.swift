@@ -57,6 +57,11 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        .executableTarget(
+            name: "keepalive-bench",
+            dependencies: ["LocationKeepAlive"],
+            path: "Benchmarks/keepalive-bench"
+        ),
         .testTarget(
             name: "LocationKeepAliveTests",
             dependencies: [
