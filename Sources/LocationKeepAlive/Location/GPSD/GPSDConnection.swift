@@ -41,9 +41,6 @@ final class GPSDConnection: @unchecked Sendable {
         gps_stream(data, UInt32(WATCH_ENABLE) | UInt32(WATCH_JSON), nil) == 0
     }
 
-    /// Sends a raw command such as `?POLL;`. The corresponding C function is `gps_send`.
-    func send(_ command: String) -> Bool { cgps_send_command(data, command) == 0 }
-
     /// Reads every message already buffered, without blocking.
     ///
     /// - Returns: `false` when gpsd closed the connection (then `gps_waiting` would spin forever).
