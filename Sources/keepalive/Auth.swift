@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import LocationKeepAlive
 
 extension KeepAlive {
@@ -116,14 +116,14 @@ extension KeepAlive {
 
 func describe(_ snapshot: AuthorizationSnapshot, file: AuthorizationFile, json: Bool) -> String {
     if json {
-        var object: [String: Any] = [
-            "application": snapshot.application, "status": snapshot.status.rawValue,
-            "accuracy": snapshot.accuracy.rawValue, "locationServicesEnabled": snapshot.locationServicesEnabled,
-            "temporary": snapshot.isTemporary, "alwaysPromptShown": snapshot.alwaysPromptShown, "file": file.url.path,
-        ]
-        object["problem"] = snapshot.problem?.message ?? NSNull()
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        let object = JSONLine([
+            "accuracy": .string(snapshot.accuracy.rawValue), "alwaysPromptShown": .bool(snapshot.alwaysPromptShown),
+            "application": .string(snapshot.application), "file": .string(file.url.path),
+            "locationServicesEnabled": .bool(snapshot.locationServicesEnabled),
+            "problem": snapshot.problem.map { .string($0.message) } ?? .null,
+            "status": .string(snapshot.status.rawValue), "temporary": .bool(snapshot.isTemporary),
+        ])
+        return String(decoding: object.bytes.dropLast(), as: UTF8.self)
     }
     var lines = [
         "\(snapshot.application): \(snapshot.status)\(snapshot.isTemporary ? " (allowed once)" : ""), \(snapshot.accuracy) accuracy",

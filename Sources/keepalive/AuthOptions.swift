@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import LocationKeepAlive
 
 /// Which application's authorization, and where it is kept.
@@ -47,10 +49,10 @@ struct TerminalPrompt: AuthorizationPrompt {
         while true {
             Console.error("\(title) [\(choices)] ")
             let line = await withCheckedContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(returning: readLine()) }
+                DispatchQueue.global().async { continuation.resume(returning: readLine()) }
             }
             guard let line else { return nil }
-            let word = line.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: " ", with: "-")
+            let word = line.split(separator: " ", omittingEmptySubsequences: true).joined(separator: "-").lowercased()
             if let answer = AuthorizationAnswer(rawValue: word == "don't-allow" ? "deny" : word),
                 question.choices.contains(answer)
             {

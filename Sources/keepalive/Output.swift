@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LocationKeepAlive
 
 /// Writes fixes and events as human lines or NDJSON, flushed line by line.
@@ -7,39 +7,31 @@ struct Output {
 
     func write(_ location: Location) {
         if json {
-            var object: [String: Any] = [
-                "class": "fix", "latitude": location.latitude, "longitude": location.longitude,
-                "mode": location.mode.rawValue,
-            ]
-            object["time"] = location.timestamp.map(Self.iso8601) ?? NSNull()
-            object["horizontalAccuracy"] = location.horizontalAccuracy ?? NSNull()
-            object["verticalAccuracy"] = location.verticalAccuracy ?? NSNull()
-            object["altitudeHAE"] = location.altitudeHAE ?? NSNull()
-            object["altitudeMSL"] = location.altitudeMSL ?? NSNull()
-            object["speed"] = location.speed ?? NSNull()
-            object["course"] = location.course ?? NSNull()
-            object["quality"] = location.quality.map { $0.description } ?? NSNull()
-            object["satellites"] = location.satellitesUsed ?? NSNull()
-            object["device"] = location.device ?? NSNull()
-            emit(object)
+            // Keys in sorted order, so the line is written without sorting.
+            let line = JSONLine([
+                "altitudeHAE": location.altitudeHAE.json, "altitudeMSL": location.altitudeMSL.json, "class": "fix",
+                "course": location.course.json, "device": location.device.json,
+                "horizontalAccuracy": location.horizontalAccuracy.json, "latitude": .number(location.latitude),
+                "longitude": .number(location.longitude), "mode": .integer(location.mode.rawValue),
+                "quality": location.quality.map { $0.description }.json,
+                "satellites": location.satellitesUsed.map(JSONLine.Value.integer) ?? .null,
+                "speed": location.speed.json, "time": location.timestamp.json,
+                "verticalAccuracy": location.verticalAccuracy.json,
+            ])
+            Console.out(line.bytes)
         } else {
-            var line = String(
-                format: "%@  %.7f, %.7f  %@",
-                location.timestamp.map(Self.iso8601) ?? "(no time)",
-                location.latitude,
-                location.longitude,
-                location.mode.description
-            )
-            if let accuracy = location.horizontalAccuracy { line += String(format: "  ±%.1f m", accuracy) }
-            if let altitude = location.altitudeMSL { line += String(format: "  alt %.1f m", altitude) }
-            if let speed = location.speed { line += String(format: "  %.2f m/s", speed) }
+            var line = location.timestamp.map(ISO8601Text.string) ?? "(no time)"
+            line += "  \(location.latitude.fixed(7)), \(location.longitude.fixed(7))  \(location.mode)"
+            if let accuracy = location.horizontalAccuracy { line += "  ±\(accuracy.fixed(1)) m" }
+            if let altitude = location.altitudeMSL { line += "  alt \(altitude.fixed(1)) m" }
+            if let speed = location.speed { line += "  \(speed.fixed(2)) m/s" }
             Console.out(line + "\n")
         }
     }
 
     func write(_ status: LocationStatus) {
         if json {
-            emit(["class": "status", "status": "\(status.kind)", "message": status.description])
+            Console.out(JSONLine(["class": "status", "message": "\(status)", "status": "\(status.kind)"]).bytes)
         } else {
             Console.out("# \(status)\n")
         }
@@ -56,14 +48,15 @@ struct Output {
             return
         default: break
         }
-        var object: [String: Any] = ["time": Self.iso8601(Date())]
+        let now = Date()
+        var object = JSONLine(["time": .time(now)])
         var text: String
         switch event {
         case .started(let profile, let strategy, let authorization):
             object["event"] = "started"
-            object["profile"] = profile
-            object["strategy"] = strategy
-            object["authorization"] = authorization.rawValue
+            object["profile"] = .string(profile)
+            object["strategy"] = .string(strategy)
+            object["authorization"] = .string(authorization.rawValue)
             text = "started: profile \(profile), strategy \(strategy), authorization \(authorization)"
         case .lifecycle(let appEvent):
             object["event"] = "lifecycle"
@@ -71,36 +64,36 @@ struct Output {
             text = "\(appEvent)"
         case .decision(let decision):
             object["event"] = "decision"
-            object["decision"] = decision
+            object["decision"] = .string(decision)
             text = decision
         case .poll(.success(let fix)):
             object["event"] = "poll"
             object["ok"] = true
-            object["latitude"] = fix.latitude
-            object["longitude"] = fix.longitude
-            object["horizontalAccuracy"] = fix.horizontalAccuracy ?? NSNull()
-            text = String(format: "poll: %.7f, %.7f", fix.latitude, fix.longitude)
+            object["latitude"] = .number(fix.latitude)
+            object["longitude"] = .number(fix.longitude)
+            object["horizontalAccuracy"] = fix.horizontalAccuracy.json
+            text = "poll: \(fix.latitude.fixed(7)), \(fix.longitude.fixed(7))"
         case .poll(.failure(let error)):
             object["event"] = "poll"
             object["ok"] = false
-            object["error"] = error.message
+            object["error"] = .string(error.message)
             text = "poll failed: \(error.message)"
         case .pulse(let length, let device, let error):
             object["event"] = "pulse"
-            object["seconds"] = length.seconds
-            object["device"] = device
-            object["error"] = error ?? NSNull()
+            object["seconds"] = .number(length.seconds)
+            object["device"] = .string(device)
+            object["error"] = error.json
             text = error.map { "pulse failed on \(device): \($0)" } ?? "pulse \(length.secondsText) on \(device)"
         case .authorizationChanged(let status):
             object["event"] = "authorization"
-            object["authorization"] = status.rawValue
+            object["authorization"] = .string(status.rawValue)
             text = "authorization changed to \(status)"
         case .callback:
             object["event"] = "callback"
             text = "callback"
         case .error(let message):
             object["event"] = "error"
-            object["message"] = message
+            object["message"] = .string(message)
             text = "error: \(message)"
         case .stopped:
             object["event"] = "stopped"
@@ -109,27 +102,16 @@ struct Output {
             return
         }
         if json {
-            emit(object)
+            Console.out(object.bytes)
         } else {
-            Console.out("[\(object["time"]!)] \(text)\n")
+            Console.out("[\(ISO8601Text.string(now))] \(text)\n")
         }
     }
 
     /// Errors go to standard error, in words; in JSON mode also as an object on standard output.
     func write(error: any Error) {
-        if json { emit(["class": "error", "message": "\(error)"]) }
+        if json { Console.out(JSONLine(["class": "error", "message": "\(error)"]).bytes) }
         Console.error("keepalive: \(error)\n")
-    }
-
-    private func emit(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        Console.out(data + Data("\n".utf8))
-    }
-
-    static func iso8601(_ date: Date) -> String {
-        date.formatted(
-            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)
-        )
     }
 }
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import LocationKeepAlive
 
 extension KeepAlive {
@@ -84,7 +84,7 @@ extension KeepAlive {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                Console.out(try encoder.encode(report) + Data("\n".utf8))
+                Console.out(Array(try encoder.encode(report)) + Array("\n".utf8))
             } else {
                 print(SimulationText(report).rendered)
             }
@@ -104,21 +104,15 @@ extension KeepAlive {
             times.sort()
             let median = times[times.count / 2]
             let simulated = simulator.duration.seconds
+            let name =
+                "\(simulator.strategy.rawValue) \(simulator.profile.name) \(simulator.authorization.rawValue) \(duration)"
+            let milliseconds = (median.seconds * 1000).fixed(3)
+            let range =
+                "min \((times[0].seconds * 1000).fixed(3)), max \((times[times.count - 1].seconds * 1000).fixed(3))"
+            let speed = (simulated / median.seconds).fixed(0)
             print(
-                String(
-                    format:
-                        "simulate %@ %@ %@ %@: median %.3f ms (min %.3f, max %.3f, %d runs), %.0f simulated s per wall s, %d wake-ups",
-                    simulator.strategy.rawValue,
-                    simulator.profile.name,
-                    simulator.authorization.rawValue,
-                    self.duration,
-                    median.seconds * 1000,
-                    times[0].seconds * 1000,
-                    times[times.count - 1].seconds * 1000,
-                    runs,
-                    simulated / median.seconds,
-                    report?.wakeups ?? 0
-                )
+                "simulate \(name): median \(milliseconds) ms (\(range), \(runs) runs), \(speed) simulated s per wall s, "
+                    + "\(report?.wakeups ?? 0) wake-ups"
             )
         }
 
@@ -156,7 +150,7 @@ extension KeepAlive {
             if let script {
                 let text: String
                 do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
-                    throw ValidationError("--script: cannot read \(script): \(error.localizedDescription)")
+                    throw ValidationError("--script: cannot read \(script): \(error.fileErrorText)")
                 }
                 do { scriptValue = try SimulationScript(parsing: text) } catch {
                     throw ValidationError("--script \(script): \(error)")
@@ -207,15 +201,15 @@ struct SimulationText {
         }
         lines.append(
             "location polls \(report.locationPolls) (fixes \(report.locationFixes)), audio pulses \(report.audioPulses), "
-                + String(format: "audio %.1f s", report.audioSeconds) + ", wake-ups \(report.wakeups)"
+                + "audio \(report.audioSeconds.fixed(1)) s" + ", wake-ups \(report.wakeups)"
         )
         lines += report.notes.map { "note: \($0)" }
         return lines.joined(separator: "\n")
     }
 
     static func time(_ seconds: Double) -> String {
-        if seconds < 120 { return String(format: "%.1f s", seconds) }
-        if seconds < 7200 { return String(format: "%.1f min", seconds / 60) }
-        return String(format: "%.2f h", seconds / 3600)
+        if seconds < 120 { return "\(seconds.fixed(1)) s" }
+        if seconds < 7200 { return "\((seconds / 60).fixed(1)) min" }
+        return "\((seconds / 3600).fixed(2)) h"
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import LocationKeepAlive
 
 /// Where fixes come from, and how they are filtered: shared by every command.

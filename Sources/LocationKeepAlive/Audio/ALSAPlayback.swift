@@ -1,5 +1,5 @@
 internal import CALSA
-import Foundation
+import FoundationEssentials
 
 /// One ALSA playback stream of silence: the only file with ALSA calls and pointers.
 ///

@@ -1,26 +1,31 @@
-import Foundation
+import FoundationEssentials
+import SystemPackage
 
 /// Silence written to a WAV file instead of a device: sox can confirm its length and that
 /// every sample is zero. Confined to the player's queue.
 final class WAVSink: @unchecked Sendable {
     private let url: URL
-    private let handle: FileHandle
+    private let file: FileDescriptor
     private let sampleRate: Int
     private let channels: Int
     private var dataBytes = 0
-    private let chunk: Data
+    private let chunk: [UInt8]
 
     init(url: URL, sampleRate: Int, channels: Int) throws(AudioError) {
         self.url = url
         self.sampleRate = sampleRate
         self.channels = channels
-        chunk = Data(count: sampleRate / 20 * channels * 2)
+        chunk = [UInt8](repeating: 0, count: sampleRate / 20 * channels * 2)
         do {
-            FileManager.default.createFile(atPath: url.path, contents: nil)
-            handle = try FileHandle(forWritingTo: url)
-            try handle.write(contentsOf: header(dataBytes: 0))
+            file = try FileDescriptor.open(
+                FilePath(url.path),
+                .writeOnly,
+                options: [.create, .truncate],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead]
+            )
+            _ = try file.writeAll(header(dataBytes: 0))
         } catch {
-            throw AudioError(.cannotWrite, "cannot write WAV file \(url.path): \(error.localizedDescription)")
+            throw AudioError(.cannotWrite, "cannot write WAV file \(url.path): \(error.fileErrorText)")
         }
     }
 
@@ -29,22 +34,20 @@ final class WAVSink: @unchecked Sendable {
     func writeSilence(frames: Int) throws(AudioError) -> Int {
         let count = min(frames, chunkFrames)
         do {
-            try handle.write(contentsOf: chunk.prefix(count * channels * 2))
+            _ = try file.writeAll(chunk.prefix(count * channels * 2))
             dataBytes += count * channels * 2
-            try handle.seek(toOffset: 0)
-            try handle.write(contentsOf: header(dataBytes: dataBytes))
-            try handle.seekToEnd()
+            _ = try file.writeAll(toAbsoluteOffset: 0, header(dataBytes: dataBytes))
         } catch {
-            throw AudioError(.cannotWrite, "cannot write WAV file \(url.path): \(error.localizedDescription)")
+            throw AudioError(.cannotWrite, "cannot write WAV file \(url.path): \(error.fileErrorText)")
         }
         return count
     }
 
-    func close() { try? handle.close() }
+    func close() { try? file.close() }
 
     /// A canonical 44-byte PCM header, S16_LE.
-    private func header(dataBytes: Int) -> Data {
-        var data = Data()
+    private func header(dataBytes: Int) -> [UInt8] {
+        var data: [UInt8] = []
         func append(_ text: String) { data.append(contentsOf: Array(text.utf8)) }
         func append32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { data.append(contentsOf: $0) } }
         func append16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { data.append(contentsOf: $0) } }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import SystemPackage
 
 /// One application's authorization file: versioned JSON, written atomically with mode 0600.
@@ -18,7 +18,8 @@ public struct AuthorizationFile: Sendable, Hashable {
     ) -> AuthorizationFile {
         let base =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
+            ?? URL(fileURLWithPath: environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path)
+            .appendingPathComponent(".config")
         let safeName = String(application.map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "_" })
         return AuthorizationFile(
             url: base.appendingPathComponent("location-keepalive/authorization/\(safeName).json")
@@ -35,7 +36,7 @@ public struct AuthorizationFile: Sendable, Hashable {
         } catch {
             throw AuthorizationError(
                 .unreadableFile,
-                "cannot read authorization file \(url.path): \(error.localizedDescription). Fix its permissions, "
+                "cannot read authorization file \(url.path): \(error.fileErrorText). Fix its permissions, "
                     + "or remove it with `keepalive auth reset`"
             )
         }
@@ -132,7 +133,7 @@ public struct AuthorizationFile: Sendable, Hashable {
         } catch {
             throw AuthorizationError(
                 .writeFailed,
-                "cannot remove authorization file \(url.path): \(error.localizedDescription)"
+                "cannot remove authorization file \(url.path): \(error.fileErrorText)"
             )
         }
     }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Full or approximate location, as CoreLocation's accuracy authorization.
 public enum LocationAccuracyAuthorization: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The machine's location policy, set by its administrator: location services on or off for
 /// everyone, and applications restricted (they cannot change that themselves).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The background modes an app declares, as in its Info.plist's `UIBackgroundModes`.
 public struct BackgroundModes: OptionSet, Sendable, Hashable, Codable {
@@ -19,7 +19,7 @@ public struct BackgroundModes: OptionSet, Sendable, Hashable, Codable {
     /// Parses `audio,location,fetch,processing` (or `none`).
     public init?(parsing text: String) {
         var modes: BackgroundModes = []
-        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        for name in text.split(separator: ",").map({ $0.trimmed }) {
             switch name {
             case "audio": modes.insert(.audio)
             case "location": modes.insert(.location)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import Logging
 
 /// The keep-alive service: an application model on the real clock, a keep-alive strategy

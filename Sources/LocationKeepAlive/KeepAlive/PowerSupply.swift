@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The machine's power, from `/sys/class/power_supply` (a folder per supply, with `type`,
 /// `status` and `capacity` files).
@@ -13,7 +13,7 @@ public enum PowerSupply {
             let folder = root.appendingPathComponent(supply)
             func read(_ name: String) -> String? {
                 (try? String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                    .trimmed
             }
             guard read("type") == "Battery", read("status") == "Discharging",
                 let capacity = read("capacity").flatMap({ Int($0) })

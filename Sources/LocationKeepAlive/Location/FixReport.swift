@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One report from a source: what the receiver said at one moment, fix or not.
 ///

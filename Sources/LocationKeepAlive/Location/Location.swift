@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
 
 /// One position fix from a receiver, as gpsd or the NMEA replay decoded it.
 ///

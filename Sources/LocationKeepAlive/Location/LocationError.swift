@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a location request or an update stream failed, with what to do about it.
 public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -64,7 +64,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         let bestText =
             best.map { fix in
                 "best fix seen: \(fix.latitude), \(fix.longitude)"
-                    + (fix.horizontalAccuracy.map { String(format: " ±%.1f m", $0) } ?? " (accuracy unknown)")
+                    + (fix.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? " (accuracy unknown)")
             } ?? "no fix seen"
         return LocationError(
             .locationUnknown,
@@ -80,6 +80,6 @@ extension Duration {
     /// `1.5 s`, for messages.
     public var secondsText: String {
         let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
-        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.3g s", seconds)
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds.significant(3)) s"
     }
 }

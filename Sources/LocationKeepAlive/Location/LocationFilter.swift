@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which fixes a continuous update stream delivers.
 public struct LocationFilter: Sendable, Hashable {

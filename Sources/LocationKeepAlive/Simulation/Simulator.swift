@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Runs a keep-alive strategy against the execution model in virtual time: no gpsd, no sound
@@ -55,7 +55,12 @@ public struct Simulator {
         var trace: [String] = []
         var notes: [String] = []
         let record: (String) -> Void = { [recordsTrace] line in
-            if recordsTrace { trace.append(String(format: "%10.3f  ", app.now.seconds) + line) }
+            if recordsTrace {
+                trace.append(
+                    String(repeating: " ", count: max(0, 10 - app.now.seconds.fixed(3).count))
+                        + app.now.seconds.fixed(3) + "  " + line
+                )
+            }
         }
         let audio = SimulatedAudioOutput(app: app)
         let location = SimulatedLocationProvider(app: app, latency: locationLatency, fixes: fixes)

@@ -4,7 +4,7 @@ extension Duration {
         var total = 0.0
         var number = ""
         var sawUnit = false
-        var characters = Array(text.trimmingCharacters(in: .whitespaces))
+        var characters = Array(text.trimmed)
         guard !characters.isEmpty else { return nil }
         if characters.last.map({ $0.isNumber || $0 == "." }) == true { characters.append("s") }
         var index = 0
@@ -42,4 +42,4 @@ extension Duration {
     public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
-import Foundation
+import FoundationEssentials

@@ -1,16 +1,23 @@
 internal import CGPS
-import Foundation
+import FoundationEssentials
+import Glibc
+import Synchronization
 
 /// One libgps connection to gpsd: the only place in the library that calls C or holds a pointer.
 ///
-/// Every method must be called on one serial queue (the reader's); that confinement is what
-/// makes the unchecked `Sendable` below safe: the value only crosses to that queue.
+/// Every method but ``interrupt()`` must be called on one serial queue (the reader's); that
+/// confinement is what makes the unchecked `Sendable` below safe: the value only crosses to
+/// that queue. ``interrupt()`` touches only the socket, and the reader calls it under the lock
+/// that orders it before ``close()``.
 final class GPSDConnection: @unchecked Sendable {
     private let data: UnsafeMutablePointer<gps_data_t>
     private let message: UnsafeMutablePointer<CChar>
     private static let messageCapacity = 16_384
-    private var isOpen = true
+    /// `false` after ``close()`` or once ``interrupt()`` was called.
+    private(set) var isOpen = true
+    private let interrupted = Atomic(false)
     private var satellitesUsed: Int?
+    private var device: String?
 
     /// Opens a connection. The corresponding C function is `gps_open`.
     init(host: String, port: Int) throws(LocationError) {
@@ -41,12 +48,26 @@ final class GPSDConnection: @unchecked Sendable {
         gps_stream(data, UInt32(WATCH_ENABLE) | UInt32(WATCH_JSON), nil) == 0
     }
 
+    /// Waits until gpsd sent something, the wait timed out, or ``interrupt()`` was called.
+    /// The corresponding C function is `gps_waiting`.
+    func waitForData(seconds: Int) -> Bool {
+        !interrupted.load(ordering: .relaxed) && gps_waiting(data, Int32(seconds * 1_000_000))
+    }
+
+    /// Wakes a reader blocked in ``waitForData(seconds:)`` for good: the socket is shut down,
+    /// so the wait returns and the next read sees the end of the stream. Any thread.
+    func interrupt() {
+        interrupted.store(true, ordering: .relaxed)
+        _ = shutdown(data.pointee.gps_fd, Int32(SHUT_RDWR))
+    }
+
     /// Reads every message already buffered, without blocking.
     ///
     /// - Returns: `false` when gpsd closed the connection (then `gps_waiting` would spin forever).
     /// The corresponding C functions are `gps_read` and `gps_waiting`.
     func readAvailable(_ deliver: (GPSDMessage) -> Void) -> Bool {
         repeat {
+            if interrupted.load(ordering: .relaxed) { return false }
             cgps_clear_errno()
             let count = gps_read(data, message, Int32(Self.messageCapacity))
             if count < 0 { return false }
@@ -66,7 +87,7 @@ final class GPSDConnection: @unchecked Sendable {
     private func decodeMessage() -> GPSDMessage {
         let fix = data.pointee.fix
         switch messageClass() {
-        case "TPV":
+        case .tpv:
             let mode = FixMode(rawValue: Int(fix.mode)) ?? .notSeen
             let time =
                 fix.time.tv_sec == 0
@@ -93,34 +114,58 @@ final class GPSDConnection: @unchecked Sendable {
                 )
             }
             return .report(FixReport(mode: mode, time: time, location: location))
-        case "SKY":
+        case .sky:
             let used = Int(data.pointee.satellites_used)
             if used > 0 { satellitesUsed = used }
             return .other
-        case "VERSION":
+        case .version:
             return .version(cString(data.pointee.version.release))
-        case "DEVICE":
+        case .device:
             return .device(devicePath() ?? "")
-        case "ERROR":
+        case .error:
             return .error(cString(data.pointee.error))
-        case "WATCH":
+        case .watch:
             return .watching
-        default:
+        case .other:
             return .other
         }
     }
 
-    /// The `class` of the JSON message just read, from the raw text libgps copied out.
-    private func messageClass() -> Substring {
-        let text = String(cString: message)
-        guard let start = text.range(of: "\"class\":\"") else { return "" }
-        let rest = text[start.upperBound...]
-        return rest.prefix { $0 != "\"" }
+    /// The `class` of the JSON message just read, from the raw bytes libgps copied out: gpsd
+    /// writes it first (`{"class":"TPV",...`), so this is a short compare, not a search.
+    private func messageClass() -> MessageClass {
+        let length = strnlen(message, Self.messageCapacity)
+        let bytes = UnsafeRawBufferPointer(start: message, count: length)
+        let key = #""class":""#.utf8
+        var start = 0
+        while start + key.count <= bytes.count, !bytes[start..<start + key.count].elementsEqual(key) { start += 1 }
+        start += key.count
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+        let name = bytes[start..<max(start, end)]
+        return MessageClass.allCases.first { $0.rawValue.utf8.elementsEqual(name) } ?? .other
     }
 
+    private enum MessageClass: String, CaseIterable {
+        case tpv = "TPV"
+        case sky = "SKY"
+        case version = "VERSION"
+        case device = "DEVICE"
+        case error = "ERROR"
+        case watch = "WATCH"
+        case other = ""
+    }
+
+    /// The device of the last report; the same `String` while the path stays the same, so a
+    /// stream of reports does not allocate one each.
     private func devicePath() -> String? {
-        let path = cString(data.pointee.dev.path)
-        return path.isEmpty ? nil : path
+        withUnsafeBytes(of: data.pointee.dev.path) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            if bytes.isEmpty { return nil }
+            if let device, device.utf8.elementsEqual(bytes) { return device }
+            device = String(decoding: bytes, as: UTF8.self)
+            return device
+        }
     }
 
     private func cString<T>(_ tuple: T) -> String {

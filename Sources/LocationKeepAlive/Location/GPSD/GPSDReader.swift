@@ -1,22 +1,34 @@
 import Dispatch
 import Synchronization
 
-/// Streams the messages of one gpsd connection, read off the cooperative thread pool.
+/// Reads the messages of one gpsd connection off the cooperative thread pool, and hands each
+/// to a handler on the reader's thread.
 ///
-/// A `DispatchSource` watches the socket on a private serial queue and drains libgps while it
-/// has buffered data. The source's handlers capture the connection, not the reader, so closing
-/// never has to run on the queue that is delivering.
+/// The reader is one work item on a private serial queue that blocks in `gps_waiting` (a
+/// `select` on the socket) and drains libgps while it has buffered data, like a plain C client.
+/// A message costs one thread wake-up: a `DispatchSource` cost two (the event thread, then a
+/// worker) and a stream per message one more (see BENCHMARKS.md). ``close()`` from any thread
+/// shuts the socket down, which wakes the reader; only the reader's thread closes it.
 final class GPSDReader: Sendable {
-    let messages: AsyncStream<GPSDMessage>
-    // Dispatch sources are thread-safe (cancel may be called from any thread), but Dispatch
-    // does not mark the protocol Sendable.
-    nonisolated(unsafe) private let source: any DispatchSourceRead
+    private let closed: AsyncStream<Never>
+    private let connection: GPSDConnection
+    /// Set once the reader has closed the connection: after that the socket is not touched.
+    private let finished = Flag()
+
+    private final class Flag: Sendable {
+        let isSet = Mutex(false)
+    }
 
     /// Opens, watches and starts reading. Blocking work runs on the reader's queue.
     ///
     /// Cancelling the calling task abandons the attempt at once; a connection that completes
     /// after that is closed on the reader's queue.
-    static func open(host: String, port: Int) async throws(LocationError) -> GPSDReader {
+    /// - Parameter onMessage: called on the reader's queue, one message at a time.
+    static func open(
+        host: String,
+        port: Int,
+        onMessage: @escaping @Sendable (GPSDMessage) -> Void
+    ) async throws(LocationError) -> GPSDReader {
         let queue = DispatchQueue(label: "LocationKeepAlive.gpsd.\(host):\(port)")
         let attempt = Attempt()
         let result = await withTaskCancellationHandler {
@@ -42,7 +54,7 @@ final class GPSDReader: Sendable {
                 with: .failure(.gpsdUnreachable(host: host, port: port, reason: "connection attempt abandoned"))
             )
         }
-        return GPSDReader(connection: try result.get(), queue: queue)
+        return GPSDReader(connection: try result.get(), queue: queue, onMessage: onMessage)
     }
 
     /// One connection attempt, finished exactly once: by its outcome or by cancellation.
@@ -78,26 +90,37 @@ final class GPSDReader: Sendable {
         }
     }
 
-    private init(connection: GPSDConnection, queue: DispatchQueue) {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: GPSDMessage.self,
-            bufferingPolicy: .bufferingNewest(1024)
-        )
-        messages = stream
-        source = DispatchSource.makeReadSource(fileDescriptor: connection.fileDescriptor, queue: queue)
-        source.setEventHandler { [source] in
-            let isOpen = connection.readAvailable { continuation.yield($0) }
-            if !isOpen { source.cancel() }
+    private init(
+        connection: GPSDConnection,
+        queue: DispatchQueue,
+        onMessage: @escaping @Sendable (GPSDMessage) -> Void
+    ) {
+        let (closed, finish) = AsyncStream.makeStream(of: Never.self)
+        self.closed = closed
+        self.connection = connection
+        queue.async { [finished] in
+            while connection.waitForData(seconds: 60) || connection.isOpen {
+                if !connection.readAvailable(onMessage) { break }
+            }
+            finished.isSet.withLock { isSet in
+                isSet = true
+                connection.close()
+            }
+            finish.finish()
         }
-        source.setCancelHandler {
-            connection.close()
-            continuation.finish()
-        }
-        source.activate()
     }
 
-    /// Stops reading and closes the connection; the message stream then finishes.
-    func close() { source.cancel() }
+    /// Returns when the connection has closed: gpsd went away, or ``close()`` was called.
+    func waitUntilClosed() async {
+        for await _ in closed {}
+    }
 
-    deinit { source.cancel() }
+    /// Stops reading and closes the connection; safe from any thread, any number of times.
+    func close() {
+        finished.isSet.withLock { isSet in
+            if !isSet { connection.interrupt() }
+        }
+    }
+
+    deinit { close() }
 }

@@ -49,11 +49,15 @@ public struct GPSDSource: LocationSource {
         var attempt = 0
         var everConnected = false
         while !Task.isCancelled {
+            let connection = Connection(opened: time.now())
             do throws(LocationError) {
-                let reader = try await open()
+                let reader = try await open { message in
+                    forward(message, of: connection, to: continuation)
+                }
                 everConnected = true
-                try await pump(reader, continuation: continuation, resetAttempts: { attempt = 0 })
+                try await watch(reader, connection)
             } catch {
+                if connection.isWatching { attempt = 0 }
                 guard everConnected else {
                     logger.debug("gpsd unreachable", metadata: ["error": "\(error)"])
                     continuation.finish(throwing: error)
@@ -72,11 +76,13 @@ public struct GPSDSource: LocationSource {
     }
 
     /// Opens a connection, or fails after ``connectTimeout``.
-    private func open() async throws(LocationError) -> GPSDReader {
+    private func open(
+        onMessage: @escaping @Sendable (GPSDMessage) -> Void
+    ) async throws(LocationError) -> GPSDReader {
         let outcome = await withTaskGroup(of: Result<GPSDReader, LocationError>?.self) { group in
             group.addTask { [host, port] in
                 do throws(LocationError) {
-                    return .success(try await GPSDReader.open(host: host, port: port))
+                    return .success(try await GPSDReader.open(host: host, port: port, onMessage: onMessage))
                 } catch {
                     return .failure(error)
                 }
@@ -97,18 +103,52 @@ public struct GPSDSource: LocationSource {
         return try outcome.get()
     }
 
-    /// Forwards one connection's reports until it closes, goes silent, or the task is cancelled.
-    private func pump(
-        _ reader: GPSDReader,
-        continuation: AsyncThrowingStream<SourceEvent, any Error>.Continuation,
-        resetAttempts: () -> Void
-    ) async throws(LocationError) {
-        let lastMessage = Mutex(time.now())
+    /// What one connection has seen, written on the reader's queue and read by the watchdog.
+    private final class Connection: Sendable {
+        private let state: Mutex<(lastMessage: Duration, version: String, isWatching: Bool)>
+
+        init(opened: Duration) { state = Mutex((opened, "gpsd", false)) }
+
+        var lastMessage: Duration { state.withLock { $0.lastMessage } }
+        var isWatching: Bool { state.withLock { $0.isWatching } }
+
+        func update(_ body: (inout (lastMessage: Duration, version: String, isWatching: Bool)) -> Void) {
+            state.withLock { body(&$0) }
+        }
+    }
+
+    /// Turns one message into events, on the reader's queue (no hop to another thread).
+    private func forward(
+        _ message: GPSDMessage,
+        of connection: Connection,
+        to continuation: AsyncThrowingStream<SourceEvent, any Error>.Continuation
+    ) {
+        var version = ""
+        connection.update { state in
+            state.lastMessage = time.now()
+            if case .version(let release) = message { state.version = "gpsd \(release)" }
+            if case .watching = message { state.isWatching = true }
+            version = state.version
+        }
+        switch message {
+        case .report(let report):
+            continuation.yield(.report(report))
+        case .watching:
+            continuation.yield(.status(.connected("\(version) at \(host):\(port)")))
+        case .error(let text):
+            logger.warning("gpsd error", metadata: ["message": "\(text)"])
+        case .version, .device, .other:
+            break
+        }
+    }
+
+    /// Waits until one connection closes, goes silent, or the task is cancelled.
+    private func watch(_ reader: GPSDReader, _ connection: Connection) async throws(LocationError) {
         let silent = Mutex(false)
         let watchdog = Task { [time, silenceTimeout] in
             while !Task.isCancelled {
                 try? await time.sleep(silenceTimeout / 4)
-                if time.now() - lastMessage.withLock({ $0 }) > silenceTimeout {
+                if time.now() - connection.lastMessage > silenceTimeout {
                     silent.withLock { $0 = true }
                     reader.close()
                     return
@@ -119,24 +159,8 @@ public struct GPSDSource: LocationSource {
             watchdog.cancel()
             reader.close()
         }
-        var version = "gpsd"
         await withTaskCancellationHandler {
-            for await message in reader.messages {
-                lastMessage.withLock { $0 = time.now() }
-                switch message {
-                case .report(let report):
-                    continuation.yield(.report(report))
-                case .version(let release):
-                    version = "gpsd \(release)"
-                case .watching:
-                    resetAttempts()
-                    continuation.yield(.status(.connected("\(version) at \(host):\(port)")))
-                case .error(let text):
-                    logger.warning("gpsd error", metadata: ["message": "\(text)"])
-                case .device, .other:
-                    break
-                }
-            }
+            await reader.waitUntilClosed()
         } onCancel: {
             reader.close()
         }

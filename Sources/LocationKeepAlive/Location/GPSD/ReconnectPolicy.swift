@@ -19,10 +19,10 @@ public struct ReconnectPolicy: Sendable, Hashable {
 
     /// The delay before attempt `attempt` (1 for the first retry).
     public func delay(forAttempt attempt: Int) -> Duration {
-        let factor = Foundation.pow(multiplier, Double(max(0, attempt - 1)))
+        let factor = Glibc.pow(multiplier, Double(max(0, attempt - 1)))
         let delay = initialDelay * factor
         return delay > maximumDelay ? maximumDelay : delay
     }
 }
 
-import Foundation
+import Glibc

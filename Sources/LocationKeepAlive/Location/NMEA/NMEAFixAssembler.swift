@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Merges the sentences of one receiver epoch (same UTC time of day) into one ``FixReport``.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Decodes a whole NMEA log at once, without pacing: for tools and simulations.
 public enum NMEALog {
@@ -20,7 +20,7 @@ public enum NMEALog {
         do {
             return decode(Array(try Data(contentsOf: file)), device: file.lastPathComponent).fixes
         } catch {
-            throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.localizedDescription)")
+            throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.fileErrorText)")
         }
     }
 }

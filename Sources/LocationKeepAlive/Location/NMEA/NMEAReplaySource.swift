@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Reports decoded natively from an NMEA 0183 log, no gpsd needed.
 ///
@@ -48,7 +48,7 @@ public struct NMEAReplaySource: LocationSource {
         do {
             bytes = Array(try Data(contentsOf: file))
         } catch {
-            throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.localizedDescription)")
+            throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.fileErrorText)")
         }
         var decoder = NMEADecoder(bytes: bytes, device: file.lastPathComponent)
         var previousTime: Int?
