@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import LocationKeepAlive
+import Synchronization
 import UnixSignals
 
 extension KeepAlive {
@@ -20,16 +21,18 @@ extension KeepAlive {
         func run() async throws {
             let output = Output(json: source.json)
             let manager = try source.makeManager()
+            let (reachedCount, reached) = AsyncStream.makeStream(of: Void.self)
+            let printed = FixCount(limit: count)
             let failed = await withTaskGroup(of: Bool?.self) { group in
                 group.addTask {
                     do {
-                        var fixes = 0
-                        for try await update in manager.updates(source.filter) {
+                        // On the source's thread: one wake-up per fix, like a C client.
+                        try await manager.updates(source.filter) { update in
                             switch update {
                             case .location(let location):
+                                guard let isLast = printed.take() else { return }  // past --count
                                 output.write(location)
-                                fixes += 1
-                                if fixes == count { return false }
+                                if isLast { reached.yield() }
                             case .status(let status):
                                 output.write(status)
                             }
@@ -41,14 +44,37 @@ extension KeepAlive {
                     }
                 }
                 group.addTask {
+                    for await _ in reachedCount { return false }
+                    return nil
+                }
+                group.addTask {
                     for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { return false }
                     return nil
                 }
                 let first = await group.next() ?? nil
                 group.cancelAll()
+                reached.finish()
                 return first ?? false
             }
             if failed { throw ExitCode.failure }
+        }
+    }
+}
+
+/// Fixes printed so far against `--count`, from the source's thread.
+private final class FixCount: Sendable {
+    private let printed = Mutex(0)
+    private let limit: Int?
+
+    init(limit: Int?) { self.limit = limit }
+
+    /// Counts one more fix: `nil` when the limit was already reached (do not print it), else
+    /// whether this one reaches it.
+    func take() -> Bool? {
+        printed.withLock { printed in
+            guard printed != limit else { return nil }
+            printed += 1
+            return printed == limit
         }
     }
 }

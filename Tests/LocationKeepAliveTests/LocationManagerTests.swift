@@ -135,6 +135,35 @@ import Testing
         try await waitUntil { source.activeSessions == 0 }
     }
 
+    @Test func handlerConsumerGetsWhatAStreamGetsAndEndsOnCancel() async throws {
+        let manager = makeManager()
+        let seen = Mutex<[Double]>([])
+        let handler = Task {
+            try await manager.updates(LocationFilter(desiredAccuracy: 10)) { update in
+                if case .location(let fix) = update { seen.withLock { $0.append(fix.latitude) } }
+            }
+        }
+        let stream = read(2, from: manager.updates(LocationFilter(desiredAccuracy: 10)))
+        await source.waitForSessions(1)
+        source.sendFix(latitude: 1, longitude: 0, accuracy: 20, at: now)
+        source.sendFix(latitude: 2, longitude: 0, accuracy: 5, at: now + 1)
+        source.sendFix(latitude: 3, longitude: 0, accuracy: 5, at: now + 2)
+        #expect(try await stream.value == 2)
+        try await waitUntil { seen.withLock { $0 } == [2, 3] }
+        handler.cancel()
+        try await handler.value  // returns, does not throw
+        try await waitUntil { source.activeSessions == 0 }
+    }
+
+    @Test func handlerConsumerThrowsWhenTheSourceCannotStart() async throws {
+        source.failNextStart(with: LocationError(.gpsdUnreachable, "cannot reach gpsd at localhost:1"))
+        let manager = makeManager()
+        let error = try #require(
+            await #expect(throws: LocationError.self) { try await manager.updates { _ in } }
+        )
+        #expect(error.code == .gpsdUnreachable)
+    }
+
     @Test func rejectsANonPositiveTimeout() async {
         let manager = makeManager()
         await #expect(throws: LocationError.self) { try await manager.requestLocation(timeout: .zero) }

@@ -206,23 +206,39 @@ public final class LocationAuthorizationManager: Sendable {
 
     // MARK: Observation
 
-    /// Changes from any process (the file is re-read every `interval`), from this one, and
-    /// "allow once" expiry, until the consumer stops.
-    public func changes(pollingEvery interval: Duration = .milliseconds(250)) -> AsyncStream<AuthorizationSnapshot> {
+    /// Changes from any process, from this one, and "allow once" expiry, until the consumer stops.
+    ///
+    /// Another process's change is seen at once through inotify on the two files' folders; the
+    /// files are also re-read every `interval` as a safety net (file systems without inotify
+    /// events), and an "allow once" grant is expired on time.
+    public func changes(pollingEvery interval: Duration = .seconds(30)) -> AsyncStream<AuthorizationSnapshot> {
         let (stream, continuation) = AsyncStream.makeStream(of: AuthorizationSnapshot.self)
         let id = addObserver { continuation.yield($0) }
+        let monitor = FileChangeMonitor(files: [file.url.path, policyURL.path]) { [weak self] in
+            self?.reload()
+        }
         let poller = Task { [time] in
             while !Task.isCancelled {
-                do { try await time.sleep(interval) } catch { break }
+                let wait = min(interval, self.timeUntilTemporaryGrantExpires() ?? interval)
+                do { try await time.sleep(max(wait, .milliseconds(1))) } catch { break }
                 self.expireTemporaryGrantIfDue()
                 self.reload()
             }
         }
         continuation.onTermination = { [weak self] _ in
             poller.cancel()
+            monitor?.stop()
             self?.removeObserver(id)
         }
         return stream
+    }
+
+    /// How long until a temporary grant ends, when one is running out in the background.
+    private func timeUntilTemporaryGrantExpires() -> Duration? {
+        state.withLock { state in
+            guard state.record.isTemporary, let since = state.backgroundSince else { return nil }
+            return since + temporaryGrantLifetime - time.now()
+        }
     }
 
     /// Calls `observer` on every change (like `locationManagerDidChangeAuthorization`).

@@ -30,7 +30,7 @@ extension LocationManager {
 
     func authorizationDidChange(_ snapshot: AuthorizationSnapshot) {
         let streams = state.withLock { Array($0.streams.values) }
-        for consumer in streams { consumer.continuation.yield(.status(.authorizationChanged(snapshot.status))) }
+        for consumer in streams { consumer.sink.deliver(.status(.authorizationChanged(snapshot.status))) }
         refreshAccess(snapshot)
     }
 
@@ -68,12 +68,12 @@ extension LocationManager {
             }
         }
         if case .denied(let error) = access {
-            for consumer in ended { consumer.continuation.finish(throwing: error) }
+            for consumer in ended { consumer.sink.finish(error) }
         }
         if let announcement {
             logger.info("location delivery", metadata: ["change": "\(announcement)"])
             let streams = state.withLock { Array($0.streams.values) }
-            for consumer in streams { consumer.continuation.yield(.status(announcement)) }
+            for consumer in streams { consumer.sink.deliver(.status(announcement)) }
         }
         return access
     }

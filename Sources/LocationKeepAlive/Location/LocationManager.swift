@@ -68,12 +68,44 @@ public final class LocationManager: Sendable {
         }
         let id = state.withLock { state in
             let id = state.nextID()
-            state.streams[id] = StreamConsumer(filter: LocationFilterState(filter: filter), continuation: continuation)
+            state.streams[id] = StreamConsumer(filter: LocationFilterState(filter: filter), sink: .stream(continuation))
             return id
         }
         continuation.onTermination = { [weak self] _ in self?.removeConsumer(id) }
         startSessionIfNeeded()
         return stream
+    }
+
+    /// Calls `handler` with the fixes that pass `filter`, and status events, until the calling
+    /// task is cancelled (then it returns) or the source ends (a replay: returns; a source that
+    /// cannot start: throws).
+    ///
+    /// The handler runs on the source's own thread, one call at a time, with no hop per fix: the
+    /// cheapest way to consume a stream. It must return quickly and must not block.
+    public func updates(
+        _ filter: LocationFilter = LocationFilter(),
+        handler: @escaping @Sendable (LocationUpdate) -> Void
+    ) async throws {
+        try filter.validate()
+        if case .denied(let error) = refreshAccess() { throw error }
+        let id = state.withLock { $0.nextID() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                let sink = UpdateSink.handler(handler, done: done)
+                let added = state.withLock { state in
+                    guard !Task.isCancelled else { return false }
+                    state.streams[id] = StreamConsumer(filter: LocationFilterState(filter: filter), sink: sink)
+                    return true
+                }
+                if added { startSessionIfNeeded() } else { sink.finish(nil) }
+            }
+        } onCancel: {
+            let consumer = state.withLock { state in
+                defer { state.stopSessionIfIdle() }
+                return state.streams.removeValue(forKey: id)
+            }
+            consumer?.sink.finish(nil)
+        }
     }
 
     /// One fix: the first that meets `desiredAccuracy` (metres) and is younger than `maximumAge`.
@@ -140,10 +172,8 @@ public final class LocationManager: Sendable {
             }
             state.session = Task { [weak self, source] in
                 do {
-                    for try await event in source.events() {
-                        guard let self else { return }
-                        self.dispatch(event)
-                    }
+                    // Events are dispatched on the source's thread: no hop per fix.
+                    try await source.run { [weak self] event in self?.dispatch(event) }
                     self?.endSession(generation, error: nil)
                 } catch {
                     self?.endSession(generation, error: error)
@@ -154,6 +184,11 @@ public final class LocationManager: Sendable {
 
     private func dispatch(_ event: SourceEvent) {
         let now = wallClock()
+        var deliveries: [(UpdateSink, LocationUpdate)] = []
+        defer {
+            // Outside the lock: a handler may call the manager.
+            for (sink, update) in deliveries { sink.deliver(update) }
+        }
         state.withLock { state in
             var event = event
             if case .report(var report) = event, let location = report.location {
@@ -174,9 +209,10 @@ public final class LocationManager: Sendable {
                     state.cachedLocation = nil  // never hand out a fix after it was lost
                 }
             }
-            for (id, var consumer) in state.streams {
-                if let update = consumer.filter.consider(event, now: now) { consumer.continuation.yield(update) }
-                state.streams[id] = consumer
+            for index in state.streams.values.indices {  // in place: no copy of the table per fix
+                if let update = state.streams.values[index].filter.consider(event, now: now) {
+                    deliveries.append((state.streams.values[index].sink, update))
+                }
             }
             guard case .report(let report) = event, let location = report.location else { return }
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
@@ -213,7 +249,7 @@ public final class LocationManager: Sendable {
             }
             return consumers
         }
-        for consumer in ended ?? [] { consumer.continuation.finish(throwing: error) }
+        for consumer in ended ?? [] { consumer.sink.finish(error) }
     }
 
     private func removeConsumer(_ id: Int) {
@@ -262,7 +298,7 @@ public final class LocationManager: Sendable {
 extension LocationManager {
     struct StreamConsumer {
         var filter: LocationFilterState
-        let continuation: AsyncThrowingStream<LocationUpdate, any Error>.Continuation
+        let sink: UpdateSink
     }
 
     struct OneShot {

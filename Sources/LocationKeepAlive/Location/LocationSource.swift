@@ -6,6 +6,19 @@
 public protocol LocationSource: Sendable {
     /// Starts a session and streams its events.
     func events() -> AsyncThrowingStream<SourceEvent, any Error>
+
+    /// Runs a session, handing each event to `handler` on the source's own thread, until the
+    /// source ends (returns or throws) or the calling task is cancelled.
+    ///
+    /// The manager uses this: a source that reads on a thread of its own (gpsd) then costs no
+    /// hop per event. The default iterates ``events()``.
+    func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws
+}
+
+extension LocationSource {
+    public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
+        for try await event in events() { handler(event) }
+    }
 }
 
 /// One thing a source says.

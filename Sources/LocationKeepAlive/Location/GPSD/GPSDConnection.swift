@@ -48,6 +48,12 @@ final class GPSDConnection: @unchecked Sendable {
         gps_stream(data, UInt32(WATCH_ENABLE) | UInt32(WATCH_JSON), nil) == 0
     }
 
+    /// Asks gpsd for its last fix at once (answered by a POLL message).
+    /// The corresponding C function is `gps_send`.
+    func poll() -> Bool {
+        cgps_send_command(data, "?POLL;") == 0
+    }
+
     /// Waits until gpsd sent something, the wait timed out, or ``interrupt()`` was called.
     /// The corresponding C function is `gps_waiting`.
     func waitForData(seconds: Int) -> Bool {
@@ -126,6 +132,10 @@ final class GPSDConnection: @unchecked Sendable {
             return .error(cString(data.pointee.error))
         case .watch:
             return .watching
+        case .poll:
+            let length = strnlen(message, Self.messageCapacity)
+            let json = UnsafeRawBufferPointer(start: message, count: length)
+            return GPSDPollReply.report(from: json, satellitesUsed: satellitesUsed).map(GPSDMessage.report) ?? .other
         case .other:
             return .other
         }
@@ -153,6 +163,7 @@ final class GPSDConnection: @unchecked Sendable {
         case device = "DEVICE"
         case error = "ERROR"
         case watch = "WATCH"
+        case poll = "POLL"
         case other = ""
     }
 

@@ -42,6 +42,8 @@ final class GPSDReader: Sendable {
                         guard connection.watch() else {
                             throw LocationError.gpsdUnreachable(host: host, port: port, reason: "WATCH was refused")
                         }
+                        // gpsd's current fix right away; a failed POLL only means waiting for the next TPV.
+                        _ = connection.poll()
                         outcome = .success(connection)
                     } catch {
                         outcome = .failure(error)

@@ -40,19 +40,27 @@ public struct GPSDSource: LocationSource {
 
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SourceEvent.self)
-        let task = Task { await run(continuation) }
+        let task = Task {
+            do {
+                try await run { continuation.yield($0) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
 
-    private func run(_ continuation: AsyncThrowingStream<SourceEvent, any Error>.Continuation) async {
+    /// Connects and reconnects until cancelled, handing events over on the reader's thread.
+    public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
         var attempt = 0
         var everConnected = false
         while !Task.isCancelled {
             let connection = Connection(opened: time.now())
             do throws(LocationError) {
                 let reader = try await open { message in
-                    forward(message, of: connection, to: continuation)
+                    forward(message, of: connection, to: handler)
                 }
                 everConnected = true
                 try await watch(reader, connection)
@@ -60,19 +68,17 @@ public struct GPSDSource: LocationSource {
                 if connection.isWatching { attempt = 0 }
                 guard everConnected else {
                     logger.debug("gpsd unreachable", metadata: ["error": "\(error)"])
-                    continuation.finish(throwing: error)
-                    return
+                    throw error
                 }
                 if Task.isCancelled { break }
                 logger.warning("gpsd connection lost", metadata: ["error": "\(error)"])
-                continuation.yield(.status(.connectionLost(error)))
+                handler(.status(.connectionLost(error)))
             }
             attempt += 1
             let delay = reconnectPolicy.delay(forAttempt: attempt)
-            continuation.yield(.status(.reconnecting(attempt: attempt, delay: delay)))
+            handler(.status(.reconnecting(attempt: attempt, delay: delay)))
             do { try await time.sleep(delay) } catch { break }
         }
-        continuation.finish()
     }
 
     /// Opens a connection, or fails after ``connectTimeout``.
@@ -121,7 +127,7 @@ public struct GPSDSource: LocationSource {
     private func forward(
         _ message: GPSDMessage,
         of connection: Connection,
-        to continuation: AsyncThrowingStream<SourceEvent, any Error>.Continuation
+        to handler: @Sendable (SourceEvent) -> Void
     ) {
         var version = ""
         connection.update { state in
@@ -132,9 +138,9 @@ public struct GPSDSource: LocationSource {
         }
         switch message {
         case .report(let report):
-            continuation.yield(.report(report))
+            handler(.report(report))
         case .watching:
-            continuation.yield(.status(.connected("\(version) at \(host):\(port)")))
+            handler(.status(.connected("\(version) at \(host):\(port)")))
         case .error(let text):
             logger.warning("gpsd error", metadata: ["message": "\(text)"])
         case .version, .device, .other:
@@ -146,13 +152,15 @@ public struct GPSDSource: LocationSource {
     private func watch(_ reader: GPSDReader, _ connection: Connection) async throws(LocationError) {
         let silent = Mutex(false)
         let watchdog = Task { [time, silenceTimeout] in
+            // Sleeps until the silence would be too long: one wake-up per timeout while data flows.
             while !Task.isCancelled {
-                try? await time.sleep(silenceTimeout / 4)
-                if time.now() - connection.lastMessage > silenceTimeout {
+                let deadline = connection.lastMessage + silenceTimeout
+                if time.now() >= deadline {
                     silent.withLock { $0 = true }
                     reader.close()
                     return
                 }
+                try? await time.sleepUntil(deadline)
             }
         }
         defer {
