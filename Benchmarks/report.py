@@ -94,10 +94,10 @@ say("\n## 5. One-shot latency\n")
 say("`requestLocation` against a gpsd that has a fix (1 Hz live feed), `keepalive-bench oneshot`, 7 requests "
     "a run. Cold: a new manager and connection each time; gpsd answers `?POLL` with its current fix. Warm: a "
     "watch is running and the request takes its fix (`maximumAge: 2 s`).\n")
-say("| request | median ms | min-max of run medians |")
+say("| request | median µs | min-max of run medians, µs |")
 say("|---|---|---|")
 for key, name in [("oneshot-cold", "cold (connect, WATCH, POLL)"), ("oneshot-warm", "warm (watch running)")]:
-    say("| %s | %.3f | %s |" % (name, med(key), spread(key, 3)))
+    say("| %s | %.1f | %.1f-%.1f |" % (name, med(key) * 1000, min(rows[key]) * 1000, max(rows[key]) * 1000))
 say("\nNo target; without `?POLL` a cold request waited for gpsd's next report, up to one receiver cycle "
     "(1 s here).")
 

@@ -49,20 +49,29 @@ class Feed:
         self.master, slave = os.openpty()
         tty.setraw(slave)
         self.slave = slave
-        path = os.ttyname(slave)
-        os.chmod(path, 0o666)
-        self.gpsd = subprocess.Popen(["gpsd", "-N", "-n", "-b", "-S", str(self.port), path],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.path = os.ttyname(slave)
+        os.chmod(self.path, 0o666)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
-        for _ in range(100):
+        self.start_gpsd()
+
+    def start_gpsd(self):
+        """Starts gpsd on the feed's port and pty; returns once it accepts connections."""
+        self.gpsd = subprocess.Popen(["gpsd", "-N", "-n", "-b", "-S", str(self.port), self.path],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return
             except OSError:
                 time.sleep(0.05)
         raise SystemExit("gpsd did not start on port %d (is gpsd installed? scripts/setup)" % self.port)
+
+    def kill_gpsd(self):
+        """Kills gpsd at once (SIGKILL: no goodbye to its clients)."""
+        self.gpsd.kill()
+        self.gpsd.wait()
 
     def run(self):
         index = 0
@@ -72,7 +81,10 @@ class Feed:
             now = datetime.datetime.now(datetime.timezone.utc)
             data = epoch(now, index)
             written = time.time()
-            os.write(self.master, data)
+            try:
+                os.write(self.master, data)
+            except OSError:
+                pass  # nobody reads the pty while gpsd restarts
             self.writes[now.strftime("%H:%M:%S.") + "%02d" % (now.microsecond // 10000)] = written
             index += 1
             next_at += period

@@ -10,6 +10,11 @@ extension KeepAlive {
             subcommands: [Status.self, Request.self, Set.self, Reset.self]
         )
 
+        /// `keepalive auth` alone is a usage error (64), not a silent help page.
+        func run() async throws {
+            throw ValidationError("choose what to do: status, request, set or reset")
+        }
+
         struct Status: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Print the authorization and where it is kept.")
             @OptionGroup var options: AuthOptions

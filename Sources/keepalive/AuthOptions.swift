@@ -22,6 +22,8 @@ struct AuthOptions: ParsableArguments {
         guard !app.isEmpty, !app.contains("/") else {
             throw ValidationError("--app must be a non-empty identifier without '/'")
         }
+        if authFile?.isEmpty == true { throw ValidationError("--auth-file needs a path") }
+        if policyFile.isEmpty { throw ValidationError("--policy-file needs a path") }
     }
 
     func makeManager(prompt: any AuthorizationPrompt = NoAuthorizationPrompt()) -> LocationAuthorizationManager {

@@ -60,7 +60,13 @@ extension KeepAlive {
         @Flag(help: "Start in the background.")
         var background = false
 
-        func validate() throws { _ = try makeConfiguration() }
+        func validate() throws {
+            if audioDevice.isEmpty {
+                throw ValidationError("--audio-device needs a device name, such as default or null")
+            }
+            if audioWAV?.isEmpty == true { throw ValidationError("--audio-wav needs a path") }
+            _ = try makeConfiguration()
+        }
 
         func makeConfiguration() throws -> KeepAliveService.Configuration {
             var configuration = KeepAliveService.Configuration()
@@ -88,6 +94,7 @@ extension KeepAlive {
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
             let manager = try source.makeManager(authorization: authorization)
+            Interrupts.exitOnSecond()
             let service = KeepAliveService(
                 configuration: try makeConfiguration(),
                 locationManager: manager,

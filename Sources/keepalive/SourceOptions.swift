@@ -55,6 +55,7 @@ struct SourceOptions: ParsableArguments {
         }
         _ = try endpoint()
         if authFile != nil, app == nil { throw ValidationError("--auth-file goes with --app") }
+        if authFile?.isEmpty == true { throw ValidationError("--auth-file needs a path") }
         if maxAge != nil, replay != nil {
             throw ValidationError(
                 "--max-age compares fix times with the system clock, and every fix in a replayed log is older: "

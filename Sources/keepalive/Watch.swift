@@ -19,6 +19,7 @@ extension KeepAlive {
         }
 
         func run() async throws {
+            Interrupts.exitOnSecond()
             let output = Output(json: source.json)
             let manager = try source.makeManager()
             let (reachedCount, reached) = AsyncStream.makeStream(of: Void.self)

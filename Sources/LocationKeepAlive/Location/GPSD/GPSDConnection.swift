@@ -69,18 +69,33 @@ final class GPSDConnection: @unchecked Sendable {
 
     /// Reads every message already buffered, without blocking.
     ///
-    /// - Returns: `false` when gpsd closed the connection (then `gps_waiting` would spin forever).
+    /// - Returns: `false` when gpsd closed the connection (then `gps_waiting` would spin forever)
+    ///   or sent a line that is not a gpsd message.
     /// The corresponding C functions are `gps_read` and `gps_waiting`.
     func readAvailable(_ deliver: (GPSDMessage) -> Void) -> Bool {
         repeat {
             if interrupted.load(ordering: .relaxed) { return false }
             cgps_clear_errno()
             let count = gps_read(data, message, Int32(Self.messageCapacity))
-            if count < 0 { return false }
+            if count < 0 {
+                // libgps fails the same way for the end of the stream and for a line it cannot
+                // read (too long, garbled): only the socket tells them apart.
+                if !peerClosed() { deliver(.unreadable) }
+                return false
+            }
             if count == 0 { return true }
-            deliver(decodeMessage())
+            let message = decodeMessage()
+            deliver(message)
+            if case .malformed = message { return false }  // the stream cannot be trusted now
         } while gps_waiting(data, 0)
         return true
+    }
+
+    /// Whether gpsd closed its end: a peek finds the end of the stream rather than data or nothing yet.
+    private func peerClosed() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(data.pointee.gps_fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
     /// Stops streaming and closes the socket. The corresponding C function is `gps_close`.
@@ -136,35 +151,22 @@ final class GPSDConnection: @unchecked Sendable {
             let length = strnlen(message, Self.messageCapacity)
             let json = UnsafeRawBufferPointer(start: message, count: length)
             return GPSDPollReply.report(from: json, satellitesUsed: satellitesUsed).map(GPSDMessage.report) ?? .other
-        case .other:
+        case .devices, .other:
             return .other
+        case .malformed:
+            return .malformed(messageExcerpt())
         }
     }
 
-    /// The `class` of the JSON message just read, from the raw bytes libgps copied out: gpsd
-    /// writes it first (`{"class":"TPV",...`), so this is a short compare, not a search.
-    private func messageClass() -> MessageClass {
-        let length = strnlen(message, Self.messageCapacity)
-        let bytes = UnsafeRawBufferPointer(start: message, count: length)
-        let key = #""class":""#.utf8
-        var start = 0
-        while start + key.count <= bytes.count, !bytes[start..<start + key.count].elementsEqual(key) { start += 1 }
-        start += key.count
-        var end = start
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
-        let name = bytes[start..<max(start, end)]
-        return MessageClass.allCases.first { $0.rawValue.utf8.elementsEqual(name) } ?? .other
+    /// The `class` of the JSON message just read, from the raw bytes libgps copied out.
+    private func messageClass() -> GPSDMessageClass {
+        GPSDMessageClass(message: UnsafeRawBufferPointer(start: message, count: strnlen(message, Self.messageCapacity)))
     }
 
-    private enum MessageClass: String, CaseIterable {
-        case tpv = "TPV"
-        case sky = "SKY"
-        case version = "VERSION"
-        case device = "DEVICE"
-        case error = "ERROR"
-        case watch = "WATCH"
-        case poll = "POLL"
-        case other = ""
+    /// The start of the message just read, for an error that quotes it.
+    private func messageExcerpt() -> String {
+        let bytes = UnsafeRawBufferPointer(start: message, count: min(60, strnlen(message, Self.messageCapacity)))
+        return String(decoding: bytes.map { $0 < 0x20 || $0 > 0x7E ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
     }
 
     /// The device of the last report; the same `String` while the path stays the same, so a
@@ -199,5 +201,9 @@ enum GPSDMessage: Sendable {
     case device(String)
     case watching
     case error(String)
+    /// A line that is not a gpsd JSON message, quoted.
+    case malformed(String)
+    /// A line libgps could not read at all (too long, garbled).
+    case unreadable
     case other
 }

@@ -111,14 +111,22 @@ public struct GPSDSource: LocationSource {
 
     /// What one connection has seen, written on the reader's queue and read by the watchdog.
     private final class Connection: Sendable {
-        private let state: Mutex<(lastMessage: Duration, version: String, isWatching: Bool)>
+        struct State {
+            var lastMessage: Duration
+            var version = "gpsd"
+            var isWatching = false
+            /// Why the connection is not to be trusted, when gpsd sent something that is not gpsd's.
+            var problem: String?
+        }
+        private let state: Mutex<State>
 
-        init(opened: Duration) { state = Mutex((opened, "gpsd", false)) }
+        init(opened: Duration) { state = Mutex(State(lastMessage: opened)) }
 
         var lastMessage: Duration { state.withLock { $0.lastMessage } }
         var isWatching: Bool { state.withLock { $0.isWatching } }
+        var problem: String? { state.withLock { $0.problem } }
 
-        func update(_ body: (inout (lastMessage: Duration, version: String, isWatching: Bool)) -> Void) {
+        func update(_ body: (inout State) -> Void) {
             state.withLock { body(&$0) }
         }
     }
@@ -134,6 +142,12 @@ public struct GPSDSource: LocationSource {
             state.lastMessage = time.now()
             if case .version(let release) = message { state.version = "gpsd \(release)" }
             if case .watching = message { state.isWatching = true }
+            if case .malformed(let text) = message {
+                state.problem = "gpsd sent a line that is not a gpsd message: \"\(text)\""
+            }
+            if case .unreadable = message {
+                state.problem = "gpsd sent a line libgps could not read (too long or garbled)"
+            }
             version = state.version
         }
         switch message {
@@ -143,6 +157,10 @@ public struct GPSDSource: LocationSource {
             handler(.status(.connected("\(version) at \(host):\(port)")))
         case .error(let text):
             logger.warning("gpsd error", metadata: ["message": "\(text)"])
+        case .malformed(let text):
+            logger.warning("gpsd sent a malformed line", metadata: ["line": "\(text)"])
+        case .unreadable:
+            logger.warning("gpsd sent a line libgps could not read")
         case .version, .device, .other:
             break
         }
@@ -173,7 +191,9 @@ public struct GPSDSource: LocationSource {
             reader.close()
         }
         if Task.isCancelled { return }
-        let reason = silent.withLock { $0 } ? "no data for \(silenceTimeout.secondsText)" : "gpsd closed the connection"
+        let reason =
+            connection.problem
+            ?? (silent.withLock { $0 } ? "no data for \(silenceTimeout.secondsText)" : "gpsd closed the connection")
         throw LocationError.connectionLost(host: host, port: port, reason: reason)
     }
 }

@@ -1,0 +1,131 @@
+import Foundation
+import LocationKeepAlive
+import LocationKeepAliveMocks
+import Subprocess
+import Testing
+
+/// SIGTERM and SIGINT while the tool waits on something: a reconnect backoff, a location poll,
+/// a silent pulse. Each stops cleanly within a second, exit 0, its output complete; a second
+/// SIGINT exits at once.
+@Suite(.timeLimit(.minutes(2)))
+struct SignalTests {
+    /// Reads JSON lines until one matches; returns every line read.
+    private func read(_ command: RunningCommand, until match: ([String: Any]) -> Bool) async throws -> [[String: Any]] {
+        var seen: [[String: Any]] = []
+        while let line = try await command.nextLine() {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                continue
+            }
+            seen.append(object)
+            if match(object) { return seen }
+        }
+        Issue.record("the output ended before a match; read \(seen.suffix(3))")
+        return seen
+    }
+
+    /// Sends `signal` (twice, `gap` apart, when asked) and reads to the end: how long the tool took.
+    private func stop(
+        _ command: RunningCommand,
+        with signal: Signal,
+        twice gap: Duration? = nil
+    ) async throws -> (Duration, [String]) {
+        let started = ContinuousClock.now
+        try command.send(signal)
+        if let gap {
+            try await Task.sleep(for: gap)
+            try? command.send(signal)
+        }
+        var rest: [String] = []
+        while let line = try await command.nextLine() { rest.append(line) }
+        return (ContinuousClock.now - started, rest)
+    }
+
+    private func authFile(_ status: String) async throws -> String {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("signal-\(UUID().uuidString).json")
+            .path
+        _ = try await runCommand(
+            try Tools.keepalive.path,
+            ["auth", "set", status, "--app", "signals", "--auth-file", file]
+        )
+        return file
+    }
+
+    @Test func watchStopsAtOnceDuringAReconnectBackoff() async throws {
+        let gpsd = try MockGPSD(scripts: [[.tpv(latitude: 52, longitude: 4, time: Date()), .stall]])
+        defer { gpsd.stop() }
+        let ((elapsed, rest), status) = try await RunningCommand.run(
+            try Tools.keepalive.path,
+            ["watch", "--gpsd", "127.0.0.1:\(gpsd.port)", "--json"]
+        ) { command in
+            _ = try await read(command) { $0["class"] as? String == "fix" }
+            gpsd.stop()  // gone: every attempt is refused, the backoff grows
+            // The third attempt waits 1 s: stop in the middle of it.
+            _ = try await read(command) { ($0["message"] as? String)?.contains("attempt 3") == true }
+            return try await stop(command, with: .terminate)
+        }
+        #expect(status == .exited(0))
+        #expect(elapsed < .seconds(1), "stopped in \(elapsed)")
+        #expect(rest.allSatisfy { !$0.contains("\"class\":\"fix\"") })
+        print("watch stopped \(elapsed) after SIGTERM in a reconnect backoff")
+    }
+
+    /// `keepalive run` polling a gpsd that connects and never reports (so the poll waits):
+    /// stopped by `signal` (twice when asked) once a poll has begun.
+    private func stopRunDuringAPoll(
+        with signal: Signal,
+        twice gap: Duration? = nil
+    ) async throws -> (Duration, [String], TerminationStatus) {
+        let gpsd = try MockGPSD(scripts: [[.stall]])
+        defer { gpsd.stop() }
+        let file = try await authFile("always")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let ((elapsed, rest), status) = try await RunningCommand.run(
+            try Tools.keepalive.path,
+            [
+                "run", "--gpsd", "127.0.0.1:\(gpsd.port)", "--json", "--background", "--policy", "ios13",
+                "--budget", "1s", "--audio-device", "null", "--app", "signals", "--auth-file", file,
+            ]
+        ) { command in
+            _ = try await read(command) { ($0["decision"] as? String)?.hasPrefix("tick: location poll") == true }
+            try await Task.sleep(for: .milliseconds(300))
+            return try await stop(command, with: signal, twice: gap)
+        }
+        return (elapsed, rest, status)
+    }
+
+    @Test func runStopsAtOnceDuringALocationPoll() async throws {
+        let (elapsed, rest, status) = try await stopRunDuringAPoll(with: .terminate)
+        #expect(status == .exited(0))
+        #expect(elapsed < .seconds(1), "stopped in \(elapsed)")
+        #expect(rest.last?.contains("\"stopped\"") == true, "the last line is flushed: \(rest.suffix(2))")
+        print("run stopped \(elapsed) after SIGTERM during a poll")
+    }
+
+    @Test func runStopsAtOnceInTheMiddleOfAPulse() async throws {
+        let file = try await authFile("when-in-use")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let ((elapsed, rest), status) = try await RunningCommand.run(
+            try Tools.keepalive.path,
+            [
+                "run", "--replay", NMEAFixture("telit-he910.log").url.path, "--json", "--background", "--policy",
+                "ios13",
+                "--budget", "1s", "--pulse", "5s", "--interval", "10s", "--audio-device", "null", "--app", "signals",
+                "--auth-file", file,
+            ]
+        ) { command in
+            _ = try await read(command) { ($0["decision"] as? String)?.hasPrefix("tick: silent pulse") == true }
+            try await Task.sleep(for: .milliseconds(300))
+            return try await stop(command, with: .interrupt)
+        }
+        #expect(status == .exited(0))
+        #expect(elapsed < .seconds(1), "stopped in \(elapsed)")
+        #expect(rest.last?.contains("\"stopped\"") == true, "the last line is flushed: \(rest.suffix(2))")
+        print("run stopped \(elapsed) after SIGINT mid-pulse")
+    }
+
+    @Test func aSecondInterruptExitsAtOnce() async throws {
+        let (elapsed, _, status) = try await stopRunDuringAPoll(with: .interrupt, twice: .milliseconds(5))
+        #expect(status == .exited(0) || status == .exited(130), "\(status)")
+        #expect(elapsed < .seconds(1), "stopped in \(elapsed)")
+    }
+}
