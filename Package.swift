@@ -69,7 +69,8 @@ let package = Package(
                 "LocationKeepAlive",
                 "LocationKeepAliveMocks",
                 .product(name: "Clocks", package: "swift-clocks"),
-            ]
+            ],
+            exclude: ["FuzzRegressions"]
         ),
         .testTarget(
             name: "IntegrationTests",

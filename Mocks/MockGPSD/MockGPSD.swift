@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Each connection gets `VERSION`; `?WATCH` is answered with `DEVICES` and `WATCH`, then the
 /// connection's script runs; `?POLL;` is answered with the last TPV sent. Connection *n* runs
-/// script *n*, the last script repeating.
+/// script *n*, the last script repeating. Each blocking loop has a thread of its own, so mocks
+/// in parallel tests never wait for a shared pool.
 ///
 /// ```swift
 /// let gpsd = try MockGPSD(scripts: [[.tpv(latitude: 1, longitude: 2, time: now), .malformedJSON, .close]])
@@ -66,7 +67,7 @@ public final class MockGPSD: Sendable {
     public init(scripts: [[Step]]) throws {
         (listener, port) = try TCPSocket.listen()
         self.scripts = scripts.isEmpty ? [[]] : scripts
-        DispatchQueue(label: "MockGPSD.accept").async { [self] in acceptConnections() }
+        Thread.detachNewThread { [self] in acceptConnections() }
     }
 
     /// Connections accepted so far.
@@ -97,7 +98,7 @@ public final class MockGPSD: Sendable {
                 break
             }
             let script = scripts[min(index, scripts.count - 1)]
-            DispatchQueue(label: "MockGPSD.script").async { [self] in serve(connection, script: script) }
+            Thread.detachNewThread { [self] in serve(connection, script: script) }
         }
         listener.close()
     }
@@ -122,7 +123,7 @@ public final class MockGPSD: Sendable {
             return
         }
         // Requests: ?WATCH starts the script, ?POLL is answered at once.
-        DispatchQueue(label: "MockGPSD.requests").async { [self] in
+        Thread.detachNewThread { [self] in
             var pending = ""
             var signalled = false
             while case let bytes = connection.receive(), !bytes.isEmpty {

@@ -150,7 +150,7 @@ final class GPSDConnection: @unchecked Sendable {
         case .poll:
             let length = strnlen(message, Self.messageCapacity)
             let json = UnsafeRawBufferPointer(start: message, count: length)
-            return GPSDPollReply.report(from: json, satellitesUsed: satellitesUsed).map(GPSDMessage.report) ?? .other
+            return GPSDPollReply.report(from: json, satellitesUsed: satellitesUsed).map(GPSDMessage.polled) ?? .other
         case .devices, .other:
             return .other
         case .malformed:
@@ -197,6 +197,8 @@ final class GPSDConnection: @unchecked Sendable {
 /// What one gpsd message meant to us.
 enum GPSDMessage: Sendable {
     case report(FixReport)
+    /// gpsd's current fix, in answer to `?POLL;`.
+    case polled(FixReport)
     case version(String)
     case device(String)
     case watching

@@ -1,3 +1,4 @@
+import FoundationEssentials
 public import Logging
 import Synchronization
 
@@ -56,8 +57,12 @@ public struct GPSDSource: LocationSource {
     public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
         var attempt = 0
         var everConnected = false
+        var lastReportTime: Date?
         while !Task.isCancelled {
-            let connection = Connection(opened: time.now())
+            // The newest fix so far goes on to the next connection: gpsd's POLL answer after a
+            // reconnection may be that fix again.
+            let connection = Connection(opened: time.now(), lastReportTime: lastReportTime)
+            defer { lastReportTime = connection.lastReportTime }
             do throws(LocationError) {
                 let reader = try await open { message in
                     forward(message, of: connection, to: handler)
@@ -117,14 +122,20 @@ public struct GPSDSource: LocationSource {
             var isWatching = false
             /// Why the connection is not to be trusted, when gpsd sent something that is not gpsd's.
             var problem: String?
+            /// The newest fix time delivered on this connection, and the POLL answer's.
+            var lastReportTime: Date?
+            var polledTime: Date?
         }
         private let state: Mutex<State>
 
-        init(opened: Duration) { state = Mutex(State(lastMessage: opened)) }
+        init(opened: Duration, lastReportTime: Date?) {
+            state = Mutex(State(lastMessage: opened, lastReportTime: lastReportTime))
+        }
 
         var lastMessage: Duration { state.withLock { $0.lastMessage } }
         var isWatching: Bool { state.withLock { $0.isWatching } }
         var problem: String? { state.withLock { $0.problem } }
+        var lastReportTime: Date? { state.withLock { $0.lastReportTime } }
 
         func update(_ body: (inout State) -> Void) {
             state.withLock { body(&$0) }
@@ -138,7 +149,20 @@ public struct GPSDSource: LocationSource {
         to handler: @Sendable (SourceEvent) -> Void
     ) {
         var version = ""
+        var isRepeat = false
         connection.update { state in
+            // A POLL answer and the stream can carry the same fix: deliver it once.
+            switch message {
+            case .polled(let report):
+                isRepeat = report.time.map { time in state.lastReportTime.map { time <= $0 } ?? false } ?? true
+                state.polledTime = report.time
+            case .report(let report):
+                isRepeat = report.time != nil && report.time == state.polledTime
+                state.polledTime = nil
+            default: break
+            }
+            if !isRepeat, case .report(let report) = message, let time = report.time { state.lastReportTime = time }
+            if !isRepeat, case .polled(let report) = message, let time = report.time { state.lastReportTime = time }
             state.lastMessage = time.now()
             if case .version(let release) = message { state.version = "gpsd \(release)" }
             if case .watching = message { state.isWatching = true }
@@ -151,8 +175,8 @@ public struct GPSDSource: LocationSource {
             version = state.version
         }
         switch message {
-        case .report(let report):
-            handler(.report(report))
+        case .report(let report), .polled(let report):
+            if !isRepeat { handler(.report(report)) }
         case .watching:
             handler(.status(.connected("\(version) at \(host):\(port)")))
         case .error(let text):

@@ -78,8 +78,9 @@ struct NMEAFields {
         return NMEADate(validating: yy < 80 ? 2000 + yy : 1900 + yy, month: mo, day: dd)
     }
 
-    /// `ddmm.mmmm,N` or `dddmm.mmmm,E` as signed degrees.
-    mutating func nextCoordinate() -> Double? {
+    /// `ddmm.mmmm,N` or `dddmm.mmmm,E` as signed degrees; `nil` past `limit` degrees (90 for a
+    /// latitude, 180 for a longitude), as a position nobody can be at.
+    mutating func nextCoordinate(upTo limit: Double) -> Double? {
         let value = next()
         let hemisphere = nextCharacter()
         guard let decimal = Self.decimal(bytes, value), decimal.mantissa >= 0, let hemisphere else { return nil }
@@ -89,6 +90,7 @@ struct NMEAFields {
         let minutes = Double(decimal.mantissa - degrees * hundredDegrees) / Double(decimal.scale)
         guard minutes < 60 else { return nil }
         let magnitude = Double(degrees) + minutes / 60
+        guard magnitude <= limit else { return nil }
         switch hemisphere {
         case UInt8(ascii: "N"), UInt8(ascii: "E"): return magnitude
         case UInt8(ascii: "S"), UInt8(ascii: "W"): return -magnitude

@@ -205,29 +205,13 @@ extension FixQuality {
 
 extension NMEADate {
     func nextDay() -> NMEADate {
-        let next = timestamp(at: NMEATime(millisecondsOfDay: 0)).addingTimeInterval(86_400)
-        let parts = Calendar.utc.dateComponents([.year, .month, .day], from: next)
-        return NMEADate(year: parts.year ?? year, month: parts.month ?? month, day: parts.day ?? day)
+        let next = CivilDate.date(days: CivilDate.days(year: year, month: month, day: day) + 1)
+        return NMEADate(year: next.year, month: next.month, day: next.day)
     }
 
-    /// Seconds since 1970 by the civil calendar (days-from-civil), no `Calendar` on the hot path.
+    /// Seconds since 1970 by the civil calendar, no `Calendar` on the hot path.
     func timestamp(at time: NMEATime) -> Date {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let monthIndex = (month + 9) % 12
-        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        let millis = days * 86_400_000 + time.millisecondsOfDay
-        return Date(timeIntervalSince1970: Double(millis) / 1000)
+        let days = CivilDate.days(year: year, month: month, day: day)
+        return Date(timeIntervalSince1970: Double(days * 86_400_000 + time.millisecondsOfDay) / 1000)
     }
-}
-
-extension Calendar {
-    static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
 }

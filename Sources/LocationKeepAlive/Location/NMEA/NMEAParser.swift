@@ -45,8 +45,8 @@ public enum NMEAParser {
         case Tag.rmc:
             let time = fields.nextTime()
             let status = fields.nextCharacter()
-            let latitude = fields.nextCoordinate()
-            let longitude = fields.nextCoordinate()
+            let latitude = fields.nextCoordinate(upTo: 90)
+            let longitude = fields.nextCoordinate(upTo: 180)
             let speed = fields.nextDouble()
             let course = fields.nextDouble()
             let date = fields.nextCompactDate()
@@ -83,8 +83,8 @@ public enum NMEAParser {
                 )
             )
         case Tag.gll:
-            let latitude = fields.nextCoordinate()
-            let longitude = fields.nextCoordinate()
+            let latitude = fields.nextCoordinate(upTo: 90)
+            let longitude = fields.nextCoordinate(upTo: 180)
             let time = fields.nextTime()
             let status = fields.nextCharacter()
             return .gll(
@@ -129,8 +129,8 @@ public enum NMEAParser {
 
     private static func decodeGGA(_ fields: inout NMEAFields, isGNS: Bool) -> NMEASentence.GGA {
         let time = fields.nextTime()
-        let latitude = fields.nextCoordinate()
-        let longitude = fields.nextCoordinate()
+        let latitude = fields.nextCoordinate(upTo: 90)
+        let longitude = fields.nextCoordinate(upTo: 180)
         var quality: Int?
         if isGNS {
             // One mode character per constellation: any fix counts, N is none.
