@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import Glibc
 import Logging
 
 @main
@@ -12,6 +13,9 @@ struct KeepAlive: AsyncParsableCommand {
 
     /// Usage errors exit 64 (EX_USAGE), as the issue and sysexits.h ask; ArgumentParser's default is 64 too.
     static func main() async {
+        // A reader that went away (a closed pipe, an audio FIFO, gpsd) is an error to handle,
+        // never a reason to die.
+        signal(SIGPIPE, SIG_IGN)
         // Warnings and errors on standard error; KEEPALIVE_LOG_LEVEL=debug shows every decision.
         let level =
             ProcessInfo.processInfo.environment["KEEPALIVE_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }

@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import Subprocess
 import Testing
 
 /// The authorization store with real processes and real file systems.
@@ -185,5 +186,91 @@ struct AuthorizationFileTests {
         let fixes = allowed.lines.filter { $0.contains("\"class\":\"fix\"") }
         #expect(fixes.count == 30)
         #expect(fixes.first?.contains("\"latitude\":44.07") == true, "reduced accuracy: rounded to 0.01 degree")
+    }
+
+    @Test func aFullDiskIsAClearErrorAndTheOldFileStays() async throws {
+        guard getuid() == 0 else {
+            Issue.record("needs root to mount a 16 KB tmpfs (CI runs as root); run the suite with sudo")
+            return
+        }
+        let mount = folder.appendingPathComponent("full")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        #expect(
+            try await runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=16k", "tmpfs", mount.path]).exitCode == 0
+        )
+        defer { _ = try? FileManager.default.removeItem(at: mount.appendingPathComponent("filler")) }
+        let file = mount.appendingPathComponent("app.json")
+        #expect(
+            try await keepalive("auth", "set", "when-in-use", "--app", "full", "--auth-file", file.path).exitCode == 0
+        )
+        let before = try Data(contentsOf: file)
+        // Fill what is left, to the last block.
+        _ = try await runCommand("/bin/dd", ["if=/dev/zero", "of=\(mount.path)/filler", "bs=1024"])
+        let result = try await keepalive("auth", "set", "always", "--app", "full", "--auth-file", file.path)
+        #expect(result.exitCode == 1)
+        #expect(result.error.contains("cannot save authorization file \(file.path)"), "\(result.error)")
+        #expect(result.error.lowercased().contains("no space left on device"), "\(result.error)")
+        #expect(try Data(contentsOf: file) == before, "the old file is untouched")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: mount.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "no temporary file left behind: \(leftovers)")
+        let status = try await keepalive("auth", "status", "--app", "full", "--auth-file", file.path)
+        #expect(status.lines.first == "full: when-in-use, full accuracy")
+        _ = try await runCommand("/bin/umount", [mount.path])
+    }
+
+    @Test(arguments: ["garbage {", #"{"version":1,"locationServicesEnabled":"yes"}"#, ""])
+    func aDamagedPolicyTurnsServicesOffAndSaysWhy(policy: String) async throws {
+        let policyFile = folder.appendingPathComponent("policy-\(UUID().uuidString).json")
+        try Data(policy.utf8).write(to: policyFile)
+        let file = folder.appendingPathComponent("app.json")
+        _ = try await keepalive("auth", "set", "always", "--app", "pol", "--auth-file", file.path)
+        let status = try await keepalive(
+            "auth",
+            "status",
+            "--json",
+            "--app",
+            "pol",
+            "--auth-file",
+            file.path,
+            "--policy-file",
+            policyFile.path
+        )
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(status.lines.joined().utf8)) as? [String: Any]
+        )
+        #expect(object["locationServicesEnabled"] as? Bool == false, "the safer reading")
+        #expect((object["problem"] as? String)?.contains(policyFile.path) == true, "\(object)")
+    }
+
+    @Test func theServiceRunsOnWithADamagedFileAsNotDetermined() async throws {
+        let file = folder.appendingPathComponent("damaged.json")
+        let damaged = Data(#"{"version":1,"application":"dmg","status":"alw"#.utf8)
+        try damaged.write(to: file)
+        let (lines, status) = try await RunningCommand.run(
+            try Tools.keepalive.path,
+            [
+                "run", "--replay", NMEAFixture("telit-he910.log").url.path, "--json", "--background", "--policy",
+                "ios13", "--budget", "1s", "--interval", "1s", "--audio-device", "null", "--app", "dmg",
+                "--auth-file", file.path,
+            ]
+        ) { command in
+            var lines: [String] = []
+            while lines.filter({ $0.contains(#""event":"pulse""#) }).count < 2, let line = try await command.nextLine()
+            {
+                lines.append(line)
+            }
+            try command.send(.terminate)
+            return lines
+        }
+        let events = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(status == .exited(0))
+        let started = events.first { $0["event"] as? String == "started" }
+        #expect(started?["authorization"] as? String == "not-determined", "\(String(describing: started))")
+        #expect(
+            lines.contains { $0.contains(file.path) && $0.contains("error") },
+            "the problem names the file: \(lines)"
+        )
+        #expect(events.filter { $0["event"] as? String == "pulse" }.count == 2, "kept alive by audio, still running")
+        #expect(try Data(contentsOf: file) == damaged, "never overwritten")
     }
 }

@@ -113,7 +113,8 @@ public final class SilentAudioPlayer: Sendable {
 
     private func openSink() async throws(AudioError) -> Sink {
         if let sink = state.withLock({ $0.sink }) { return sink }
-        let result: Result<Sink, AudioError> = await onQueue { [output, sampleRate, channels] in
+        let result: Result<Sink, AudioError>? = await onQueue(within: Self.deviceTimeout) {
+            [output, sampleRate, channels] in
             do throws(AudioError) {
                 switch output {
                 case .alsa(let device):
@@ -124,6 +125,14 @@ public final class SilentAudioPlayer: Sendable {
             } catch {
                 return .failure(error)
             }
+        } abandoned: { late in
+            if case .success(let sink) = late { sink.close() }  // opened after we gave up
+        }
+        guard let result else {
+            throw AudioError.cannotOpen(
+                device: output.description,
+                reason: "it did not open within \(Self.deviceTimeout.secondsText) (busy or hung)"
+            )
         }
         let sink = try result.get()
         state.withLock { $0.sink = sink }
@@ -144,11 +153,18 @@ public final class SilentAudioPlayer: Sendable {
         var stalledSince: Duration?
         while written < frames, !stop() {
             let wanted = min(chunk, frames - written)
-            let count = try await onQueue { () -> Result<Int, AudioError> in
+            let outcome = await onQueue(within: Self.deviceTimeout) { () -> Result<Int, AudioError> in
                 do throws(AudioError) { return .success(try sink.writeSilence(frames: wanted)) } catch {
                     return .failure(error)
                 }
-            }.get()
+            }
+            guard let outcome else {
+                throw AudioError.deviceLost(
+                    device: output.description,
+                    reason: "a write did not return within \(Self.deviceTimeout.secondsText)"
+                )
+            }
+            let count = try outcome.get()
             written += count
             state.withLock { $0.playedFrames += count }
             if count == 0 {
@@ -167,11 +183,12 @@ public final class SilentAudioPlayer: Sendable {
     }
 
     private func finish(_ sink: Sink, keepOpen: Bool) async {
+        // Bounded: a device that hung in a write must not hang the pulse's end too.
         if keepOpen {
-            await onQueue { sink.stopAndPrepare() }
+            _ = await onQueue(within: Self.deviceTimeout) { sink.stopAndPrepare() }
         } else {
             state.withLock { $0.sink = nil }
-            await onQueue {
+            _ = await onQueue(within: Self.deviceTimeout) {
                 sink.drain()
                 sink.close()
             }
@@ -180,6 +197,59 @@ public final class SilentAudioPlayer: Sendable {
 
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: work()) } }
+    }
+
+    /// How long an open or a write may block before the device counts as busy or gone.
+    static let deviceTimeout: Duration = .seconds(2)
+
+    /// Runs `work` on the queue, or gives up after `limit` (a device that blocks in the driver
+    /// cannot be interrupted): `nil`, and `abandoned` gets the result whenever it comes.
+    private func onQueue<T: Sendable>(
+        within limit: Duration,
+        _ work: @escaping @Sendable () -> T,
+        abandoned: @escaping @Sendable (T) -> Void = { _ in }
+    ) async -> T? {
+        let race = Race<T>()
+        let timer = Task { [time] in
+            try? await time.sleep(limit)
+            if !Task.isCancelled { race.finish(nil) }
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            race.wait(continuation)
+            queue.async {
+                let value = work()
+                if !race.finish(value) { abandoned(value) }
+            }
+        }
+    }
+
+    /// The first of a result and a timeout, delivered once.
+    private final class Race<T: Sendable>: Sendable {
+        private let state = Mutex<(waiter: CheckedContinuation<T?, Never>?, done: Bool)>((nil, false))
+
+        func wait(_ continuation: CheckedContinuation<T?, Never>) {
+            let early = state.withLock { state -> Bool in
+                if state.done { return true }
+                state.waiter = continuation
+                return false
+            }
+            if early { continuation.resume(returning: nil) }
+        }
+
+        /// - Returns: `false` when the other side had already finished.
+        @discardableResult
+        func finish(_ value: T?) -> Bool {
+            let waiter = state.withLock { state -> CheckedContinuation<T?, Never>?? in
+                guard !state.done else { return .none }
+                state.done = true
+                defer { state.waiter = nil }
+                return .some(state.waiter)
+            }
+            guard let waiter else { return false }
+            waiter?.resume(returning: value)
+            return true
+        }
     }
 }
 

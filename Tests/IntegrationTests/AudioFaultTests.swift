@@ -1,0 +1,94 @@
+import Foundation
+import LocationKeepAliveMocks
+import Subprocess
+import Testing
+
+/// Real ALSA faults: a device that hangs in open (busy) and one that goes away mid-pulse.
+/// ALSA's `file` plugin writes into a FIFO: with no reader its open blocks, and when the reader
+/// dies the next write fails. Configured through an `.asoundrc` in a private `HOME`.
+@Suite(.timeLimit(.minutes(1)))
+struct AudioFaultTests {
+    let home: URL
+    let fifo: URL
+    let authFile: URL
+
+    init() async throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("alsa-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        fifo = home.appendingPathComponent("device.fifo")
+        authFile = home.appendingPathComponent("auth.json")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        try Data(
+            """
+            pcm.vanishing {
+                type file
+                slave.pcm "null"
+                file "\(fifo.path)"
+                format "raw"
+            }
+
+            """.utf8
+        ).write(to: home.appendingPathComponent(".asoundrc"))
+        _ = try await runCommand(
+            try Tools.keepalive.path,
+            ["auth", "set", "when-in-use", "--app", "audio", "--auth-file", authFile.path]
+        )
+    }
+
+    /// `keepalive run` pulsing on the FIFO device, in the background: its pulse events.
+    private func pulses(
+        count: Int,
+        pulse: String,
+        whileRunning body: @escaping @Sendable () async throws -> Void = {}
+    ) async throws -> (pulses: [[String: Any]], stopTime: Duration, status: TerminationStatus) {
+        let ((lines, stopTime), status) = try await RunningCommand.run(
+            "/usr/bin/env",
+            [
+                "HOME=\(home.path)", try Tools.keepalive.path, "run", "--replay",
+                NMEAFixture("telit-he910.log").url.path,
+                "--json", "--background", "--policy", "ios13", "--budget", "1s", "--interval", "4s", "--pulse", pulse,
+                "--audio-device", "vanishing", "--app", "audio", "--auth-file", authFile.path,
+            ]
+        ) { command in
+            var lines: [String] = []
+            let side = Task { try await body() }
+            while lines.filter({ $0.contains(#""event":"pulse""#) }).count < count,
+                let line = try await command.nextLine()
+            {
+                lines.append(line)
+            }
+            side.cancel()
+            let stopping = ContinuousClock.now
+            try command.send(.terminate)
+            while let line = try await command.nextLine() { lines.append(line) }
+            return (lines, ContinuousClock.now - stopping)
+        }
+        let pulses = lines.filter { $0.contains(#""event":"pulse""#) }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        return (pulses, stopTime, status)
+    }
+
+    @Test func aDeviceThatHangsInOpenFailsEachPulseClearlyAndTheServiceGoesOn() async throws {
+        let (pulses, stopTime, status) = try await pulses(count: 2, pulse: "500ms")
+        #expect(pulses.count == 2)
+        for pulse in pulses {
+            #expect((pulse["error"] as? String)?.contains("did not open within 2 s (busy or hung)") == true, "\(pulse)")
+        }
+        #expect(status == .exited(0))
+        #expect(stopTime < .seconds(1), "the hung device does not hold up the exit: \(stopTime)")
+    }
+
+    @Test func aDeviceThatGoesAwayMidPulseIsAnErrorNotACrash() async throws {
+        let fifo = self.fifo
+        // A reader for the first pulse (it starts about 1 s in), killed 2.5 s in.
+        let reader = Task {
+            try await runCommand("/usr/bin/timeout", ["2.5", "cat", fifo.path], timeout: .seconds(10))
+        }
+        defer { reader.cancel() }
+        let (pulses, _, status) = try await pulses(count: 1, pulse: "3s")
+        let error = pulses.first?["error"] as? String
+        #expect(error?.contains("stopped playing") == true, "\(String(describing: error))")
+        #expect(status == .exited(0))
+    }
+}
