@@ -155,4 +155,16 @@ import Testing
         // Callbacks at 30, 60, ... 3570 s: 119; wake-ups = 358 ticks + 358 poll answers + 119 + 1 expiry.
         #expect(report.wakeups == 358 + 358 + 119 + 1)
     }
+
+    @Test func aTickFallsBackOnceWhenBothDevicesFail() {
+        // Found by the soak test: "always" in the machine, not determined in the app, and a broken
+        // sound device made poll and pulse call each other until the stack overflowed.
+        var machine = HybridKeepAliveMachine(options: .init(), authorization: .always)
+        _ = machine.handle(.enteredBackground)
+        _ = machine.handle(.taskExpiring)
+        #expect(machine.handle(.pollFailed("not authorized")).contains(.playPulse(.milliseconds(200))))
+        #expect(!machine.handle(.audioFailed("no device")).contains { if case .requestLocation = $0 { true } else { false } })
+        #expect(machine.handle(.tick).contains(.requestLocation(timeout: .seconds(5))), "the next tick tries again")
+        #expect(machine.handle(.pollFailed("not authorized")).contains(.playPulse(.milliseconds(200))))
+    }
 }

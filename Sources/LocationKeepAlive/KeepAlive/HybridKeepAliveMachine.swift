@@ -90,6 +90,9 @@ public struct HybridKeepAliveMachine: Sendable {
     public private(set) var authorization: LocationAuthorization
     public private(set) var isLowPower = false
     private var phase = Phase.foreground
+    /// A tick falls back once (poll to pulse, or pulse to poll): when the fallback fails too,
+    /// the tick ends instead of alternating forever between two broken devices.
+    private var tickFellBack = false
 
     public init(options: Options = Options(), authorization: LocationAuthorization) {
         self.options = options
@@ -113,9 +116,13 @@ public struct HybridKeepAliveMachine: Sendable {
         case (.looping, .tick):
             return tickActions()
         case (.looping, .pollFailed(let reason)):
+            if tickFellBack { return [log("poll failed too: nothing keeps the app alive this tick", ["error": reason])] }
+            tickFellBack = true
             return [log("poll failed: pulse instead", ["error": reason]), .playPulse(options.pulseLength)]
         case (.looping, .audioFailed(let reason)):
+            if tickFellBack { return [log("audio failed too: nothing keeps the app alive this tick", ["error": reason])] }
             if authorization == .always {
+                tickFellBack = true
                 return [
                     log("audio failed: poll instead", ["error": reason]),
                     .requestLocation(timeout: options.pollTimeout),
@@ -150,7 +157,8 @@ public struct HybridKeepAliveMachine: Sendable {
         }
     }
 
-    private func tickActions() -> [Action] {
+    private mutating func tickActions() -> [Action] {
+        tickFellBack = false
         let next = Action.scheduleTick(after: options.interval)
         if authorization == .always {
             return [log("tick: location poll"), .requestLocation(timeout: options.pollTimeout), next]
