@@ -163,7 +163,11 @@ import Testing
         _ = machine.handle(.enteredBackground)
         _ = machine.handle(.taskExpiring)
         #expect(machine.handle(.pollFailed("not authorized")).contains(.playPulse(.milliseconds(200))))
-        #expect(!machine.handle(.audioFailed("no device")).contains { if case .requestLocation = $0 { true } else { false } })
+        #expect(
+            !machine.handle(.audioFailed("no device")).contains {
+                if case .requestLocation = $0 { true } else { false }
+            }
+        )
         #expect(machine.handle(.tick).contains(.requestLocation(timeout: .seconds(5))), "the next tick tries again")
         #expect(machine.handle(.pollFailed("not authorized")).contains(.playPulse(.milliseconds(200))))
     }

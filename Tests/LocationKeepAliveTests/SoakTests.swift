@@ -83,7 +83,9 @@ struct SoakTests {
         }
         #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
         #expect(steps > 10_000, "the week had \(steps) steps")
-        print("soak \(profile.name) seed \(seed): \(steps) steps, \(app.statistics.suspensions.count) suspensions, "
-            + "\(driver.counts.polls) polls, \(driver.counts.pulses) pulses, \(driver.counts.failedPulses) failed pulses")
+        print(
+            "soak \(profile.name) seed \(seed): \(steps) steps, \(app.statistics.suspensions.count) suspensions, "
+                + "\(driver.counts.polls) polls, \(driver.counts.pulses) pulses, \(driver.counts.failedPulses) failed pulses"
+        )
     }
 }

@@ -116,11 +116,15 @@ public struct HybridKeepAliveMachine: Sendable {
         case (.looping, .tick):
             return tickActions()
         case (.looping, .pollFailed(let reason)):
-            if tickFellBack { return [log("poll failed too: nothing keeps the app alive this tick", ["error": reason])] }
+            if tickFellBack {
+                return [log("poll failed too: nothing keeps the app alive this tick", ["error": reason])]
+            }
             tickFellBack = true
             return [log("poll failed: pulse instead", ["error": reason]), .playPulse(options.pulseLength)]
         case (.looping, .audioFailed(let reason)):
-            if tickFellBack { return [log("audio failed too: nothing keeps the app alive this tick", ["error": reason])] }
+            if tickFellBack {
+                return [log("audio failed too: nothing keeps the app alive this tick", ["error": reason])]
+            }
             if authorization == .always {
                 tickFellBack = true
                 return [
