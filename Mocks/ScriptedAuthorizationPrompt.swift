@@ -8,11 +8,11 @@ import Synchronization
 /// let authorization = LocationAuthorizationManager(application: "app", file: file, prompt: prompt)
 /// ```
 public final class ScriptedAuthorizationPrompt: AuthorizationPrompt {
-    private let state: Mutex<(answers: [AuthorizationAnswer?], questions: [AuthorizationRules.Question])>
+    private let state: Locked<(answers: [AuthorizationAnswer?], questions: [AuthorizationRules.Question])>
 
     /// - Parameter answers: given in order; `nil` plays a user who could not be asked. When the
     ///   script runs out, the prompt is unanswered.
-    public init(answers: [AuthorizationAnswer?] = []) { state = Mutex((answers, [])) }
+    public init(answers: [AuthorizationAnswer?] = []) { state = Locked((answers, [])) }
 
     /// The questions asked so far, in order.
     public var questions: [AuthorizationRules.Question] { state.withLock { $0.questions } }

@@ -21,7 +21,7 @@ public final class ScriptedLocationSource: LocationSource {
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

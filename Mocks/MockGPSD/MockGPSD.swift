@@ -1,4 +1,5 @@
 public import Foundation
+import LocationKeepAlive
 import Synchronization
 
 /// A scriptable gpsd on a loopback port, for the faults a real gpsd and gpsfake cannot make:
@@ -54,7 +55,7 @@ public final class MockGPSD: Sendable {
     public let port: Int
     private let listener: TCPSocket
     private let scripts: [[Step]]
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var connections: [TCPSocket] = []
@@ -193,11 +194,16 @@ public final class MockGPSD: Sendable {
     /// Whole messages from two threads (the script and the request reader) never interleave.
     private final class Writer: Sendable {
         private let connection: TCPSocket
-        private let lock = Mutex(())
+        private let sent = Locked(0)  // messages sent; the lock keeps whole messages apart
 
         init(_ connection: TCPSocket) { self.connection = connection }
 
-        @Sendable func send(_ text: String) -> Bool { lock.withLock { _ in connection.send(Array(text.utf8)) } }
+        @Sendable func send(_ text: String) -> Bool {
+            sent.withLock { count in
+                count += 1
+                return connection.send(Array(text.utf8))
+            }
+        }
     }
 
     private static let timeStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)

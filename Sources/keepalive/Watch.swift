@@ -64,7 +64,7 @@ extension KeepAlive {
 
 /// Fixes printed so far against `--count`, from the source's thread.
 private final class FixCount: Sendable {
-    private let printed = Mutex(0)
+    private let printed = Locked(0)
     private let limit: Int?
 
     init(limit: Int?) { self.limit = limit }

@@ -75,7 +75,7 @@ import Testing
 
 /// Events collected by a reader task.
 final class Recorded: Sendable {
-    private let storage = Mutex<[AppEvent]>([])
+    private let storage = Locked<[AppEvent]>([])
     var events: [AppEvent] { storage.withLock { $0 } }
     func append(_ event: AppEvent) { storage.withLock { $0.append(event) } }
 }

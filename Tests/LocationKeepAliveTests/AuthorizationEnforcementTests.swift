@@ -173,7 +173,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct AuthorizationDelegateTests {
     final class Delegate: LocationManagerDelegate {
-        let changes = Mutex(0)
+        let changes = Locked(0)
         func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {}
         func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {}
         func locationManagerDidChangeAuthorization(_ manager: LocationManager) { changes.withLock { $0 += 1 } }

@@ -190,7 +190,7 @@ import Testing
     @Test func anotherWriterIsSeenAtTheNextPoll() async throws {
         let clock = TestClock<Duration>()
         let watcher = manager(clock: clock)
-        let changes = Mutex<[LocationAuthorization]>([])
+        let changes = Locked<[LocationAuthorization]>([])
         watcher.addObserver { snapshot in changes.withLock { $0.append(snapshot.status) } }
         let stream = watcher.changes(pollingEvery: .milliseconds(250))  // starts the polling
         let other = manager()

@@ -7,9 +7,9 @@ import Testing
 /// The CoreLocation-shaped facade.
 @Suite(.timeLimit(.minutes(1))) struct LocationManagerDelegateTests {
     final class RecordingDelegate: LocationManagerDelegate {
-        let locations = Mutex<[Location]>([])
-        let errors = Mutex<[String]>([])
-        let statuses = Mutex<[LocationStatus]>([])
+        let locations = Locked<[Location]>([])
+        let errors = Locked<[String]>([])
+        let statuses = Locked<[LocationStatus]>([])
 
         func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
             self.locations.withLock { $0 += locations }

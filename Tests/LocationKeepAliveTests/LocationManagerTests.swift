@@ -137,7 +137,7 @@ import Testing
 
     @Test func handlerConsumerGetsWhatAStreamGetsAndEndsOnCancel() async throws {
         let manager = makeManager()
-        let seen = Mutex<[Double]>([])
+        let seen = Locked<[Double]>([])
         let handler = Task {
             try await manager.updates(LocationFilter(desiredAccuracy: 10)) { update in
                 if case .location(let fix) = update { seen.withLock { $0.append(fix.latitude) } }
@@ -198,7 +198,7 @@ func value<T: Sendable>(
     by step: Duration,
     steps: Int = 200
 ) async throws -> T {
-    let done = Mutex(false)
+    let done = Locked(false)
     let watcher = Task {
         _ = try? await task.value
         done.withLock { $0 = true }

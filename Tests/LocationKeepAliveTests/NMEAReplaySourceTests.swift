@@ -79,7 +79,7 @@ import Testing
 
 /// A counter tasks can share.
 final class Counter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
     var value: Int { count.withLock { $0 } }
     func increment() { count.withLock { $0 += 1 } }
 }

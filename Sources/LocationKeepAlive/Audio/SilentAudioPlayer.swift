@@ -30,7 +30,7 @@ public final class SilentAudioPlayer: Sendable {
     public let keepsDeviceOpen: Bool
     private let time: TimeSource
     private let queue: DispatchQueue
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var sink: Sink?
@@ -215,41 +215,49 @@ public final class SilentAudioPlayer: Sendable {
             if !Task.isCancelled { race.finish(nil) }
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             race.wait(continuation)
             queue.async {
                 let value = work()
                 if !race.finish(value) { abandoned(value) }
             }
         }
+        return race.value
     }
 
-    /// The first of a result and a timeout, delivered once.
+    /// The first of a result and a timeout, delivered once. The value travels under the lock,
+    /// not through the continuation, so it is ordered for ThreadSanitizer too.
     private final class Race<T: Sendable>: Sendable {
-        private let state = Mutex<(waiter: CheckedContinuation<T?, Never>?, done: Bool)>((nil, false))
+        private let state = Locked<(waiter: CheckedContinuation<Void, Never>?, done: Bool, value: T?)>(
+            (nil, false, nil)
+        )
 
-        func wait(_ continuation: CheckedContinuation<T?, Never>) {
+        func wait(_ continuation: CheckedContinuation<Void, Never>) {
             let early = state.withLock { state -> Bool in
                 if state.done { return true }
                 state.waiter = continuation
                 return false
             }
-            if early { continuation.resume(returning: nil) }
+            if early { continuation.resume() }
         }
 
         /// - Returns: `false` when the other side had already finished.
         @discardableResult
         func finish(_ value: T?) -> Bool {
-            let waiter = state.withLock { state -> CheckedContinuation<T?, Never>?? in
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>?? in
                 guard !state.done else { return .none }
                 state.done = true
+                state.value = value
                 defer { state.waiter = nil }
                 return .some(state.waiter)
             }
             guard let waiter else { return false }
-            waiter?.resume(returning: value)
+            waiter?.resume()
             return true
         }
+
+        /// The result, or `nil` when the timeout came first.
+        var value: T? { state.withLock { $0.value } }
     }
 }
 

@@ -20,7 +20,7 @@ public final class LocationAuthorizationManager: Sendable {
     /// How long an "allow once" grant survives the app being in the background.
     public let temporaryGrantLifetime: Duration
 
-    let state: Mutex<State>
+    let state: Locked<State>
 
     struct State {
         var record: AuthorizationRecord
@@ -52,7 +52,7 @@ public final class LocationAuthorizationManager: Sendable {
         self.temporaryGrantLifetime = temporaryGrantLifetime
         self.time = TimeSource(clock)
         self.logger = logger
-        self.state = Mutex(State(record: AuthorizationRecord(application: application)))
+        self.state = Locked(State(record: AuthorizationRecord(application: application)))
         _ = reload()
     }
 

@@ -21,9 +21,9 @@ public final class LocationManager: Sendable {
     let time: TimeSource
     let wallClock: @Sendable () -> Date
     let logger: Logger
-    let state = Mutex(State())
+    let state = Locked(State())
     /// The CoreLocation-shaped facade's own state (see `LocationManager+Delegate.swift`).
-    let facade = Mutex(Facade())
+    let facade = Locked(Facade())
 
     /// - Parameters:
     ///   - clock: times one-shot timeouts.

@@ -36,7 +36,7 @@ struct UpdateSink: Sendable {
     }
 
     private final class Guarded: Sendable {
-        let pending: Mutex<CheckedContinuation<Void, any Error>?>
-        init(_ done: CheckedContinuation<Void, any Error>) { pending = Mutex(done) }
+        let pending: Locked<CheckedContinuation<Void, any Error>?>
+        init(_ done: CheckedContinuation<Void, any Error>) { pending = Locked(done) }
     }
 }

@@ -1,10 +1,11 @@
+import LocationKeepAlive
 import Synchronization
 
 /// Reads an async sequence in a task and keeps everything it yields, for later assertions.
 final class Recorder<Element: Sendable>: Sendable {
     private final class Storage: Sendable {
-        let elements = Mutex<[Element]>([])
-        let error = Mutex<(any Error)?>(nil)
+        let elements = Locked<[Element]>([])
+        let error = Locked<(any Error)?>(nil)
     }
     private let storage = Storage()
     private let task: Task<Void, Never>
@@ -26,7 +27,7 @@ final class Recorder<Element: Sendable>: Sendable {
     /// Waits (polling every 10 ms) until `condition` holds; false after `timeout`.
     @discardableResult
     func wait(upTo timeout: Duration = .seconds(10), until condition: ([Element]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + Tools.bound(timeout)
         while ContinuousClock.now < deadline {
             if condition(elements) { return true }
             try? await Task.sleep(for: .milliseconds(10))
@@ -36,7 +37,7 @@ final class Recorder<Element: Sendable>: Sendable {
 
     /// Waits until nothing new arrived for `quiet` (the stream drained), at most `timeout`.
     func waitUntilQuiet(_ quiet: Duration = .milliseconds(500), upTo timeout: Duration = .seconds(10)) async {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + Tools.bound(timeout)
         var count = -1
         while ContinuousClock.now < deadline, elements.count != count {
             count = elements.count

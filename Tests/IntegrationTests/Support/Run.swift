@@ -1,3 +1,4 @@
+import LocationKeepAlive
 import Foundation
 import Subprocess
 import SystemPackage
@@ -22,7 +23,7 @@ func isolatedOptions() -> PlatformOptions {
 
 /// A switch a test flips to send SIGINT to a running command (Ctrl-C).
 final class Interrupt: Sendable {
-    private let flag = Mutex(false)
+    private let flag = Locked(false)
     func fire() { flag.withLock { $0 = true } }
     var isFired: Bool { flag.withLock { $0 } }
 }

@@ -3,6 +3,13 @@ import LocationKeepAlive
 
 /// Where the project's scripts and the built `keepalive` are, and whether gpsd is installed.
 enum Tools {
+    /// Real-time bounds in the tests are multiplied by `KEEPALIVE_TEST_TIME_SCALE` (default 1):
+    /// `scripts/tsan` sets 10, since every process runs about ten times slower under TSan.
+    static func bound(_ duration: Duration) -> Duration {
+        let scale = ProcessInfo.processInfo.environment["KEEPALIVE_TEST_TIME_SCALE"].flatMap(Int.init) ?? 1
+        return duration * max(1, scale)
+    }
+
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

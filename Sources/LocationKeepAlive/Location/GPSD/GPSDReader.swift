@@ -16,7 +16,7 @@ final class GPSDReader: Sendable {
     private let finished = Flag()
 
     private final class Flag: Sendable {
-        let isSet = Mutex(false)
+        let isSet = Locked(false)
     }
 
     /// Opens, watches and starts reading. Blocking work runs on the reader's queue.
@@ -61,7 +61,7 @@ final class GPSDReader: Sendable {
 
     /// One connection attempt, finished exactly once: by its outcome or by cancellation.
     private final class Attempt: Sendable {
-        private let state = Mutex<
+        private let state = Locked<
             (
                 waiter: CheckedContinuation<Result<GPSDConnection, LocationError>, Never>?,
                 result: Result<GPSDConnection, LocationError>?

@@ -57,7 +57,7 @@ public struct GPSDSource: LocationSource {
     public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
         var attempt = 0
         var everConnected = false
-        var lastReportTime: Date?
+        var lastReportTime: Int64?
         while !Task.isCancelled {
             // The newest fix so far goes on to the next connection: gpsd's POLL answer after a
             // reconnection may be that fix again.
@@ -123,19 +123,21 @@ public struct GPSDSource: LocationSource {
             /// Why the connection is not to be trusted, when gpsd sent something that is not gpsd's.
             var problem: String?
             /// The newest fix time delivered on this connection, and the POLL answer's.
-            var lastReportTime: Date?
-            var polledTime: Date?
+            /// In milliseconds since 1970: gpsd's resolution, and the same number whether libgps or
+            /// the POLL decoder turned the text into a `Date`.
+            var lastReportTime: Int64?
+            var polledTime: Int64?
         }
-        private let state: Mutex<State>
+        private let state: Locked<State>
 
-        init(opened: Duration, lastReportTime: Date?) {
-            state = Mutex(State(lastMessage: opened, lastReportTime: lastReportTime))
+        init(opened: Duration, lastReportTime: Int64?) {
+            state = Locked(State(lastMessage: opened, lastReportTime: lastReportTime))
         }
 
         var lastMessage: Duration { state.withLock { $0.lastMessage } }
         var isWatching: Bool { state.withLock { $0.isWatching } }
         var problem: String? { state.withLock { $0.problem } }
-        var lastReportTime: Date? { state.withLock { $0.lastReportTime } }
+        var lastReportTime: Int64? { state.withLock { $0.lastReportTime } }
 
         func update(_ body: (inout State) -> Void) {
             state.withLock { body(&$0) }
@@ -154,15 +156,20 @@ public struct GPSDSource: LocationSource {
             // A POLL answer and the stream can carry the same fix: deliver it once.
             switch message {
             case .polled(let report):
-                isRepeat = report.time.map { time in state.lastReportTime.map { time <= $0 } ?? false } ?? true
-                state.polledTime = report.time
+                let time = report.time.map(milliseconds)
+                isRepeat = time.map { time in state.lastReportTime.map { time <= $0 } ?? false } ?? true
+                state.polledTime = time
             case .report(let report):
-                isRepeat = report.time != nil && report.time == state.polledTime
+                isRepeat = report.time != nil && report.time.map(milliseconds) == state.polledTime
                 state.polledTime = nil
             default: break
             }
-            if !isRepeat, case .report(let report) = message, let time = report.time { state.lastReportTime = time }
-            if !isRepeat, case .polled(let report) = message, let time = report.time { state.lastReportTime = time }
+            if !isRepeat, case .report(let report) = message, let time = report.time {
+                state.lastReportTime = milliseconds(time)
+            }
+            if !isRepeat, case .polled(let report) = message, let time = report.time {
+                state.lastReportTime = milliseconds(time)
+            }
             state.lastMessage = time.now()
             if case .version(let release) = message { state.version = "gpsd \(release)" }
             if case .watching = message { state.isWatching = true }
@@ -192,7 +199,7 @@ public struct GPSDSource: LocationSource {
 
     /// Waits until one connection closes, goes silent, or the task is cancelled.
     private func watch(_ reader: GPSDReader, _ connection: Connection) async throws(LocationError) {
-        let silent = Mutex(false)
+        let silent = Locked(false)
         let watchdog = Task { [time, silenceTimeout] in
             // Sleeps until the silence would be too long: one wake-up per timeout while data flows.
             while !Task.isCancelled {
@@ -221,3 +228,5 @@ public struct GPSDSource: LocationSource {
         throw LocationError.connectionLost(host: host, port: port, reason: reason)
     }
 }
+
+private func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
