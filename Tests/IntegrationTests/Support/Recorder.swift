@@ -41,7 +41,7 @@ final class Recorder<Element: Sendable>: Sendable {
         var count = -1
         while ContinuousClock.now < deadline, elements.count != count {
             count = elements.count
-            try? await Task.sleep(for: quiet)
+            try? await Task.sleep(for: Tools.bound(quiet))
         }
     }
 
