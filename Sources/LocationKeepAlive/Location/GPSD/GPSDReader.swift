@@ -39,12 +39,12 @@ final class GPSDReader: Sendable {
                     let outcome: Result<GPSDConnection, LocationError>
                     do throws(LocationError) {
                         let connection = try GPSDConnection(host: host, port: port)
-                        // gpsd's current fix right away, asked before watching so the answer comes
-                        // before any report of the stream; a failed POLL only means waiting for a TPV.
-                        _ = connection.poll()
                         guard connection.watch() else {
                             throw LocationError.gpsdUnreachable(host: host, port: port, reason: "WATCH was refused")
                         }
+                        // gpsd's current fix right away (gpsd answers a POLL with fixes only for a
+                        // client that watches); a failed POLL only means waiting for the next TPV.
+                        _ = connection.poll()
                         outcome = .success(connection)
                     } catch {
                         outcome = .failure(error)
