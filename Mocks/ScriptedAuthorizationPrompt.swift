@@ -1,5 +1,4 @@
 public import LocationKeepAlive
-import Synchronization
 
 /// A location prompt that answers from a script and remembers what it was asked.
 ///

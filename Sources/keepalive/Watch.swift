@@ -1,7 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import LocationKeepAlive
-import Synchronization
 import UnixSignals
 
 extension KeepAlive {

@@ -80,4 +80,3 @@ final class Recorded: Sendable {
     func append(_ event: AppEvent) { storage.withLock { $0.append(event) } }
 }
 
-import Synchronization

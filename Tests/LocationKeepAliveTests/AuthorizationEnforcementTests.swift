@@ -202,4 +202,3 @@ import Testing
     }
 }
 
-import Synchronization

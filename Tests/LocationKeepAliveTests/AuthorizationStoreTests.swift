@@ -2,7 +2,6 @@ import Clocks
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
-import Synchronization
 import Testing
 
 /// The authorization file and the manager over it, in a private folder.

@@ -1,7 +1,6 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
-import Synchronization
 import Testing
 
 /// The CoreLocation-shaped facade.

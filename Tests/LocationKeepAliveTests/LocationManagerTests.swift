@@ -2,7 +2,6 @@ import Clocks
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
-import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct LocationManagerTests {

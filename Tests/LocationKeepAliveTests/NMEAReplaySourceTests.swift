@@ -84,4 +84,3 @@ final class Counter: Sendable {
     func increment() { count.withLock { $0 += 1 } }
 }
 
-import Synchronization

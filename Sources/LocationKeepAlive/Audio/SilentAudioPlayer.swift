@@ -1,6 +1,5 @@
 public import FoundationEssentials
 import Dispatch
-import Synchronization
 
 /// Plays silence for real: through ALSA (S16_LE, 44.1 kHz, mono by default), or into a WAV file.
 ///

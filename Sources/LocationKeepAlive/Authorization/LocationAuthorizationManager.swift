@@ -1,6 +1,5 @@
 public import FoundationEssentials
 public import Logging
-import Synchronization
 
 /// One application's location authorization: persisted, observable across processes, and
 /// requested with CoreLocation's rules.

@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// Enforcing the app's authorization: who gets fixes, in which app state.
 extension LocationManager {

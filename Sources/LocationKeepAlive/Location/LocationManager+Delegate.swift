@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Callbacks of the CoreLocation-shaped facade, named as `CLLocationManagerDelegate`'s.
 public protocol LocationManagerDelegate: AnyObject, Sendable {

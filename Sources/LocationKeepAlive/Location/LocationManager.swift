@@ -1,6 +1,5 @@
 public import FoundationEssentials
 public import Logging
-import Synchronization
 
 /// Continuous and one-shot location over one source (gpsd or a replay), shared by every consumer.
 ///

@@ -1,5 +1,4 @@
 import LocationKeepAlive
-import Synchronization
 
 /// Reads an async sequence in a task and keeps everything it yields, for later assertions.
 final class Recorder<Element: Sendable>: Sendable {

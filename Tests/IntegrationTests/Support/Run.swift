@@ -2,7 +2,6 @@ import LocationKeepAlive
 import Foundation
 import Subprocess
 import SystemPackage
-import Synchronization
 
 /// The result of running a command to its end.
 struct CommandResult {

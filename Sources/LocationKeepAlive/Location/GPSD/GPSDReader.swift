@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Reads the messages of one gpsd connection off the cooperative thread pool, and hands each
 /// to a handler on the reader's thread.

@@ -1,6 +1,5 @@
 import FoundationEssentials
 public import Logging
-import Synchronization
 
 /// Reports from gpsd through libgps, with reconnection.
 ///
