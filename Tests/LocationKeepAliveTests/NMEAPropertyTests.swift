@@ -26,18 +26,6 @@ struct NMEAPropertyTests {
         return all
     }()
 
-    /// A small, fast, reproducible generator (SplitMix64).
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476C_E5B9_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func checksum(_ body: ArraySlice<UInt8>) -> [UInt8] {
         let value = body.reduce(UInt8(0), ^)
         let hex = Array("0123456789ABCDEF".utf8)
@@ -58,7 +46,7 @@ struct NMEAPropertyTests {
     }
 
     @Test func aFlippedBodyByteIsABadChecksumAndNothingElse() {
-        var random = Seeded(state: 1)
+        var random = SeededGenerator(state: 1)
         for round in 0..<5_000 {
             var sentence = Self.sentences.randomElement(using: &random)!
             let index = Int.random(in: 1..<(sentence.count - 3), using: &random)
@@ -76,7 +64,7 @@ struct NMEAPropertyTests {
     }
 
     @Test func truncationNeverTrapsAndNeverPassesAsValid() {
-        var random = Seeded(state: 2)
+        var random = SeededGenerator(state: 2)
         for round in 0..<5_000 {
             let sentence = Self.sentences.randomElement(using: &random)!
             let cut = Int.random(in: 0..<(sentence.count - 2), using: &random)  // loses at least the last checksum digit
@@ -89,7 +77,7 @@ struct NMEAPropertyTests {
     }
 
     @Test func overlongFieldsWithAValidChecksumAreSkippedOrReadSanely() {
-        var random = Seeded(state: 3)
+        var random = SeededGenerator(state: 3)
         for round in 0..<2_000 {
             let sentence = Self.sentences.randomElement(using: &random)!
             var body = Array(sentence[1..<(sentence.count - 3)])
@@ -104,7 +92,7 @@ struct NMEAPropertyTests {
     }
 
     @Test func wrongChecksumsAreCountedAndSkipped() {
-        var random = Seeded(state: 4)
+        var random = SeededGenerator(state: 4)
         for round in 0..<5_000 {
             var sentence = Self.sentences.randomElement(using: &random)!
             let right = Array(sentence.suffix(2))
@@ -122,7 +110,7 @@ struct NMEAPropertyTests {
     }
 
     @Test func randomBytesAndSplicedLogsNeverTrap() throws {
-        var random = Seeded(state: 5)
+        var random = SeededGenerator(state: 5)
         let log = try NMEAFixture.mt3339.bytes()
         for round in 0..<300 {
             var bytes = log

@@ -7,23 +7,11 @@ import Testing
 /// audio failures under the hybrid driver, with the invariants checked after every event the
 /// run loop handles (about 55,000 a week). Seeded: a failure names the seed and the time.
 struct SoakTests {
-    /// SplitMix64, for a reproducible week.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476C_E5B9_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     struct AudioFailure: Error {}
 
     @Test(arguments: [ExecutionProfile.ios13, .ios12], [UInt64(1), 2])
     func aWeekOfFaultsKeepsEveryInvariant(profile: ExecutionProfile, seed: UInt64) {
-        var random = Seeded(state: seed)
+        var random = SeededGenerator(state: seed)
         var quiet = Logger(label: "soak")
         quiet.logLevel = .critical
         let app = Application(

@@ -194,10 +194,6 @@ public final class SilentAudioPlayer: Sendable {
         }
     }
 
-    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: work()) } }
-    }
-
     /// How long an open or a write may block before the device counts as busy or gone.
     static let deviceTimeout: Duration = .seconds(2)
 
@@ -262,7 +258,7 @@ public final class SilentAudioPlayer: Sendable {
 
 /// An open output, used on the player's queue only.
 enum Sink: @unchecked Sendable {
-    // Both cases are confined to the player's serial queue (see SilentAudioPlayer.onQueue).
+    // Both cases are confined to the player's serial queue (see SilentAudioPlayer.onQueue(within:)).
     case alsa(ALSAPlayback)
     case wav(WAVSink)
 
