@@ -72,7 +72,10 @@ struct Output {
             object["latitude"] = .number(fix.latitude)
             object["longitude"] = .number(fix.longitude)
             object["horizontalAccuracy"] = fix.horizontalAccuracy.json
-            text = "poll: \(fix.latitude.fixed(7)), \(fix.longitude.fixed(7))"
+            object["fixTime"] = fix.timestamp.json
+            text =
+                "poll: \(fix.latitude.fixed(7)), \(fix.longitude.fixed(7))"
+                + (fix.timestamp.map { " at \(ISO8601Text.string($0))" } ?? "")
         case .poll(.failure(let error)):
             object["event"] = "poll"
             object["ok"] = false
@@ -125,6 +128,7 @@ extension LocationStatus {
         case .connectionLost: "connectionLost"
         case .reconnecting: "reconnecting"
         case .replayFinished: "replayFinished"
+        case .replayLooped: "replayLooped"
         case .authorizationChanged: "authorizationChanged"
         case .paused: "paused"
         case .resumed: "resumed"

@@ -13,6 +13,9 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Replay speed: 1 as recorded, 10 ten times faster, 0 as fast as possible.")
     var speed: Double = 1
 
+    @Flag(help: "With --replay: start the log again at its end, times shifted so they keep increasing.")
+    var loop = false
+
     @Option(help: ArgumentHelp("Drop fixes less accurate than this (metres).", valueName: "m"))
     var accuracy: Double?
 
@@ -55,6 +58,7 @@ struct SourceOptions: ParsableArguments {
         }
         _ = try endpoint()
         if authFile != nil, app == nil { throw ValidationError("--auth-file goes with --app") }
+        if loop, replay == nil { throw ValidationError("--loop goes with --replay") }
         if authFile?.isEmpty == true { throw ValidationError("--auth-file needs a path") }
         if maxAge != nil, replay != nil {
             throw ValidationError(
@@ -99,10 +103,10 @@ struct SourceOptions: ParsableArguments {
 
     func makeManager(authorization: LocationAuthorizationManager?) throws -> LocationManager {
         if let replay {
-            return LocationManager(
-                source: NMEAReplaySource(file: URL(fileURLWithPath: replay), speed: speed),
-                authorization: authorization
-            )
+            // The log starts playing now, as a receiver would be running when the command starts.
+            let source = NMEAReplaySource(file: URL(fileURLWithPath: replay), speed: speed, loops: loop)
+            try source.start()
+            return LocationManager(source: source, authorization: authorization)
         }
         let (host, port) = try endpoint()
         return LocationManager(source: GPSDSource(host: host, port: port), authorization: authorization)

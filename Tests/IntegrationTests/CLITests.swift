@@ -134,6 +134,7 @@ struct CLITests {
         ["watch", "--replay", "/nonexistent.nmea"],
         ["locate", "--max-age", "5", "--replay", "/dev/null"],
         ["watch", "--count", "0"],
+        ["watch", "--loop"],
         ["frobnicate"],
         ["simulate", "--profile", "ios9"],
         ["simulate", "--auth", "sometimes"],

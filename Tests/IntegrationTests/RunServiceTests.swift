@@ -122,4 +122,36 @@ struct RunServiceTests {
         }
         #expect(status == .exited(0))
     }
+
+    /// The run of the replay issue: polls against a replayed log move along the track, as
+    /// polls against a receiver would.
+    @Test func pollsAgainstAReplayMoveAlongTheLog() async throws {
+        let keepalive = try Tools.keepalive.path
+        let authFile = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).json")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: authFile) }
+        _ = try await runCommand(keepalive, ["auth", "set", "always", "--app", "runtest", "--auth-file", authFile])
+        let (_, status) = try await RunningCommand.run(
+            keepalive,
+            [
+                "run", "--replay", NMEAFixture("ublox-8.log").url.path, "--speed", "1", "--json", "--policy", "ios13",
+                "--budget", "2s", "--interval", "1s", "--audio-device", "null", "--background", "--app", "runtest",
+                "--auth-file", authFile,
+            ]
+        ) { command in
+            let events = try await read(
+                command,
+                until: { $0["event"] as? String == "poll" && $0["ok"] as? Bool == true },
+                count: 4
+            )
+            let polls = events.filter { $0["event"] as? String == "poll" && $0["ok"] as? Bool == true }
+            let times = polls.compactMap { $0["fixTime"] as? String }
+            let places = Set(polls.compactMap { poll in (poll["latitude"] as? Double).map { "\($0)" } })
+            #expect(times.count == 4 && zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(times)")
+            #expect(places.count >= 3, "the polls stayed in one place: \(polls)")
+            try command.send(.interrupt)
+            _ = try await read(command, until: { $0["event"] as? String == "stopped" })
+        }
+        #expect(status == .exited(0))
+    }
 }

@@ -43,6 +43,9 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     case reconnecting(attempt: Int, delay: Duration)
     /// A replayed log ended; the counts say what was in it.
     case replayFinished(NMEAStatistics)
+    /// A looping replay started its log again (`pass` 2 is the first repeat); report times
+    /// are shifted by `shift` so they keep increasing.
+    case replayLooped(pass: Int, shift: Duration)
     /// The app's location authorization changed (another process, a prompt, a policy).
     case authorizationChanged(LocationAuthorization)
     /// Fixes are held back, and why (when-in-use authorization while in the background).
@@ -58,6 +61,8 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
         case .connectionLost(let error): error.message
         case .reconnecting(let attempt, let delay): "reconnecting (attempt \(attempt)) in \(delay.secondsText)"
         case .replayFinished(let statistics): "replay finished: \(statistics)"
+        case .replayLooped(let pass, let shift):
+            "replay restarted (pass \(pass)), times shifted by \(shift.secondsText)"
         case .authorizationChanged(let status): "authorization changed to \(status)"
         case .paused(let reason): "paused: \(reason)"
         case .resumed: "resumed"

@@ -1,36 +1,68 @@
 public import FoundationEssentials
 
-/// Reports decoded natively from an NMEA 0183 log, no gpsd needed.
+/// Reports decoded natively from an NMEA 0183 log, no gpsd needed: one receiver playing
+/// one log.
+///
+/// The log starts playing at ``start()`` or at the first session, whichever comes first,
+/// and goes on on its own clock whether or not anyone listens. Every session, one-shot and
+/// consumer sees the report of that moment in the log, as a gpsd client sees the receiver's
+/// current fix: a session that starts 10 s later begins 10 s into the log, and stopping and
+/// starting sessions never rewinds it. Copies of a source share that one receiver.
 ///
 /// Paced by the receiver's own times: at recorded speed (`speed` 1), faster or slower by a
-/// factor, or as fast as possible (`speed` 0), on the injected clock, so tests run in virtual
-/// time. Gaps longer than ``maximumGap`` (a log of several captures) and times that go
-/// backwards are replayed as ``maximumGap`` and no wait. Bad sentences are counted and skipped.
+/// factor, or as fast as possible (`speed` 0, where the log is a queue: every report is
+/// handed out once, in order, across sessions). Gaps longer than ``maximumGap`` (a log of
+/// several captures) and times that go backwards are replayed as ``maximumGap`` and no wait.
+/// Bad sentences are counted and skipped. At the end every session gets
+/// ``LocationStatus/replayFinished(_:)`` and ends; with `loops` the log starts again instead
+/// (``LocationStatus/replayLooped(pass:shift:)``), its times shifted so they keep increasing.
 public struct NMEAReplaySource: LocationSource {
-    public let file: URL
+    public var file: URL { player.file }
     /// 1 replays at recorded speed, 10 ten times faster, 0 as fast as possible.
-    public var speed: Double
+    public var speed: Double { player.speed }
     /// The longest wait between two reports at speed 1.
-    public var maximumGap: Duration
+    public var maximumGap: Duration { player.maximumGap }
+    /// Whether the log starts again at its end.
+    public var loops: Bool { player.loops }
+    private let player: NMEAReplayPlayer
     private let time: TimeSource
 
     public init(
         file: URL,
         speed: Double = 1,
         maximumGap: Duration = .seconds(5),
+        loops: Bool = false,
         clock: some Clock<Duration> = ContinuousClock()
     ) {
-        self.file = file
-        self.speed = speed
-        self.maximumGap = maximumGap
-        self.time = TimeSource(clock)
+        player = NMEAReplayPlayer(file: file, speed: speed, maximumGap: maximumGap, loops: loops)
+        time = TimeSource(clock)
+    }
+
+    /// Starts the log now, if no session has started it yet (a service calls this when it
+    /// starts, so its first poll finds the log where a receiver would be).
+    ///
+    /// - Throws: ``LocationError`` when the log cannot be read or the speed is invalid.
+    public func start() throws(LocationError) {
+        try player.start(at: time.now())
     }
 
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
+        if speed == 0 {
+            // Pulled one at a time: a consumer that stops early leaves the rest for the next session.
+            let (player, time) = (player, time)
+            let ended = Locked(false)
+            return AsyncThrowingStream {
+                guard !ended.withLock({ $0 }) else { return nil }
+                try player.start(at: time.now())
+                guard let entry = player.take() else { return nil }
+                if case .status(.replayFinished) = entry.event { ended.withLock { $0 = true } }
+                return entry.event
+            }
+        }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SourceEvent.self)
         let task = Task {
             do {
-                try await replay(into: continuation)
+                try await play { _ = continuation.yield($0) }
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -40,38 +72,33 @@ public struct NMEAReplaySource: LocationSource {
         return stream
     }
 
-    private func replay(into continuation: AsyncThrowingStream<SourceEvent, any Error>.Continuation) async throws {
-        guard speed >= 0, speed.isFinite else {
-            throw LocationError.invalidOptions("replay speed must be 0 (as fast as possible) or more, not \(speed)")
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try Data(contentsOf: file))
-        } catch {
-            throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.fileErrorText)")
-        }
-        var decoder = NMEADecoder(bytes: bytes, device: file.lastPathComponent)
-        var previousTime: Int?
-        var emitted = 0
-        // Deadlines add up from the start, so waits do not drift, and a late wake-up is caught up.
-        var deadline = time.now()
-        while let report = decoder.next() {
-            if speed > 0, let millis = report.time.map({ Int(($0.timeIntervalSince1970 * 1000).rounded()) }) {
-                if let previous = previousTime {
-                    let gap = min(Duration.milliseconds(max(0, millis - previous)), maximumGap)
-                    if gap > .zero {
-                        deadline += gap / speed
-                        try await time.sleepUntil(deadline)
-                    }
-                }
-                previousTime = millis
+    public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
+        try await play(handler)
+    }
+
+    /// One session: from the log's current moment to its end (or until cancelled).
+    private func play(_ deliver: (SourceEvent) -> Void) async throws {
+        try start()
+        if speed == 0 {
+            var taken = 0
+            while let entry = player.take() {
+                try Task.checkCancellation()
+                deliver(entry.event)
+                if case .status(.replayFinished) = entry.event { return }
+                taken += 1
+                if taken % 256 == 0 { await Task.yield() }
             }
-            try Task.checkCancellation()
-            continuation.yield(.report(report))
-            emitted += 1
-            if speed == 0, emitted % 256 == 0 { await Task.yield() }
+            return
         }
-        let statistics = decoder.statistics
-        continuation.yield(.status(.replayFinished(statistics)))
+        let startedAt = player.startedAt ?? time.now()
+        var seen: Int?
+        while true {
+            let step = player.advance(to: time.now(), after: seen)
+            for entry in step.entries { deliver(entry.event) }
+            seen = step.seenThrough
+            guard let next = step.nextDue else { return }
+            // Deadlines come from the log's start, so waits do not drift and a late wake-up catches up.
+            try await time.sleepUntil(startedAt + next)
+        }
     }
 }
