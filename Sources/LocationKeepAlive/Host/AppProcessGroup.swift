@@ -1,0 +1,216 @@
+import FoundationEssentials
+import Glibc
+
+/// Every process of one app, frozen, thawed and killed as one: a cgroup (v2 or v1 freezer),
+/// or, with signals, the session the app was started in.
+public final class AppProcessGroup: Sendable {
+    public let kind: FreezerKind
+    public let app: String
+    /// The cgroup folder (`nil` with signals).
+    public let path: String?
+    /// The cgroup as `/proc/PID/cgroup` names it.
+    let hierarchyPath: String?
+    private let state = Locked(GroupState())
+
+    private struct GroupState {
+        /// The session leader (the app's first process), for signals.
+        var leader: pid_t?
+        var isFrozen = false
+        /// Processes stopped with SIGSTOP (signals, or a v1 freezer stuck in FREEZING).
+        var stopped: [pid_t] = []
+    }
+
+    init(kind: FreezerKind, app: String, path: String?, hierarchyPath: String?) {
+        self.kind = kind
+        self.app = app
+        self.path = path
+        self.hierarchyPath = hierarchyPath
+    }
+
+    /// The file a process writes its pid to, to join (`cgroup.procs`); `nil` with signals.
+    var joinFile: String? { path.map { "\($0)/cgroup.procs" } }
+
+    /// The app's first process, once launched.
+    public var leader: Int32? {
+        get { state.withLock { $0.leader } }
+        set { state.withLock { $0.leader = newValue } }
+    }
+
+    /// Whether the group is frozen now (as the host last made it).
+    public var isFrozen: Bool { state.withLock { $0.isFrozen } }
+
+    /// Starts the app's command in the group, in a session of its own (the command first,
+    /// looked up in `PATH`; `environment` added to the host's; `output` a file for its
+    /// standard output and error, or `nil` to share the host's).
+    ///
+    /// - Returns: the app's first process id.
+    @discardableResult
+    public func launch(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        output: String? = nil
+    ) throws(HostError) -> Int32 {
+        try AppLauncher.launch(arguments, in: self, environment: environment, output: output)
+    }
+
+    /// The processes in the group, zombies left out.
+    public func processes() -> [Int32] {
+        let pids: [pid_t]
+        if let path {
+            pids = (ProcFS.read("\(path)/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
+        } else if let leader {
+            pids = ProcFS.allProcesses().filter { ProcFS.session(of: $0) == leader }
+        } else {
+            pids = []
+        }
+        return pids.filter { ProcFS.state(of: $0) != "Z" }
+    }
+
+    /// Whether `pid` belongs to the app (the caller-identity check of the control socket).
+    public func contains(_ pid: Int32) -> Bool {
+        switch kind {
+        case .cgroup2:
+            guard let hierarchyPath, let own = ProcFS.cgroup(of: pid, controller: nil) else { return false }
+            return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
+        case .cgroup1:
+            guard let hierarchyPath, let own = ProcFS.cgroup(of: pid, controller: "freezer") else { return false }
+            return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
+        case .signal, .auto:
+            guard let leader else { return false }
+            return ProcFS.session(of: pid) == leader
+        }
+    }
+
+    /// CPU time the app has used: the cgroup's own count (v2), or its live processes' sum.
+    public func cpuTime() -> Duration {
+        if kind == .cgroup2, let path, let text = ProcFS.read("\(path)/cpu.stat") {
+            for line in text.split(separator: "\n") where line.hasPrefix("usage_usec ") {
+                if let micros = Int64(line.dropFirst("usage_usec ".count)) { return .microseconds(micros) }
+            }
+        }
+        return processes().compactMap(ProcFS.cpuTime(of:)).reduce(.zero, +)
+    }
+
+    /// Freezes every process and waits until the kernel says they are frozen.
+    ///
+    /// - Returns: how long it took.
+    /// - Throws: ``HostError/Code/freezeFailed`` when the freezer cannot be written, or the
+    ///   group did not freeze within `timeout` (it is thawed again then: never half frozen).
+    @discardableResult
+    public func freeze(timeout: Duration = .seconds(2)) async throws(HostError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start + timeout
+        switch kind {
+        case .cgroup2:
+            let path = path!
+            try ProcFS.write("1", to: "\(path)/cgroup.freeze")
+            while !(ProcFS.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
+                guard clock.now < deadline else {
+                    try? ProcFS.write("0", to: "\(path)/cgroup.freeze")
+                    throw HostError(.freezeFailed, "\(path) did not freeze within \(timeout)")
+                }
+                try? await clock.sleep(for: .milliseconds(1))
+            }
+        case .cgroup1:
+            let path = path!
+            try ProcFS.write("FROZEN", to: "\(path)/freezer.state")
+            var rewrite = clock.now + .milliseconds(50)
+            while (ProcFS.read("\(path)/freezer.state") ?? "").trimmed != "FROZEN" {
+                if clock.now >= deadline {
+                    // Stuck in FREEZING (a task in an uninterruptible wait): thaw, stop with signals.
+                    try? ProcFS.write("THAWED", to: "\(path)/freezer.state")
+                    try await stopWithSignals(until: deadline + timeout)
+                    break
+                }
+                if clock.now >= rewrite {
+                    try? ProcFS.write("FROZEN", to: "\(path)/freezer.state")  // FREEZING: ask again
+                    rewrite = clock.now + .milliseconds(50)
+                }
+                try? await clock.sleep(for: .milliseconds(1))
+            }
+        case .signal, .auto:
+            try await stopWithSignals(until: deadline)
+        }
+        state.withLock { $0.isFrozen = true }
+        return start.duration(to: clock.now)
+    }
+
+    /// Thaws the group and waits until it runs.
+    @discardableResult
+    public func thaw(timeout: Duration = .seconds(2)) async throws(HostError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        switch kind {
+        case .cgroup2:
+            let path = path!
+            try ProcFS.write("0", to: "\(path)/cgroup.freeze")
+            while (ProcFS.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
+                guard start.duration(to: clock.now) < timeout else {
+                    throw HostError(.freezeFailed, "\(path) did not thaw within \(timeout)")
+                }
+                try? await clock.sleep(for: .milliseconds(1))
+            }
+        case .cgroup1:
+            try ProcFS.write("THAWED", to: "\(path!)/freezer.state")
+        case .signal, .auto:
+            break
+        }
+        continueStopped()
+        state.withLock { $0.isFrozen = false }
+        return start.duration(to: clock.now)
+    }
+
+    /// Thaws at once without waiting (a host starting over, or stopping).
+    public func thawNow() {
+        switch kind {
+        case .cgroup2: try? ProcFS.write("0", to: "\(path!)/cgroup.freeze")
+        case .cgroup1: try? ProcFS.write("THAWED", to: "\(path!)/freezer.state")
+        case .signal, .auto: break
+        }
+        continueStopped()
+        state.withLock { $0.isFrozen = false }
+    }
+
+    /// Sends `signal` to every process of the app. SIGKILL reaches frozen processes too: a v1
+    /// freezer holds the killed tasks until thawed, so the group is thawed after it.
+    public func signalAll(_ signal: Int32) {
+        if signal == SIGKILL, kind == .cgroup2, let path, (try? ProcFS.write("1", to: "\(path)/cgroup.kill")) != nil {
+            return
+        }
+        for pid in processes() { kill(pid, signal) }
+        if signal == SIGKILL, isFrozen { thawNow() }
+    }
+
+    /// Removes the cgroup (once empty). Killing the processes first is the caller's part.
+    public func remove() throws(HostError) {
+        guard let path else { return }
+        thawNow()
+        guard rmdir(path) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(path)") }
+    }
+
+    /// SIGSTOP to every process, again for any that appear meanwhile, until all are stopped.
+    private func stopWithSignals(until deadline: ContinuousClock.Instant) async throws(HostError) {
+        let clock = ContinuousClock()
+        while true {
+            let members = processes()
+            let running = members.filter { ProcFS.state(of: $0).map { $0 != "T" && $0 != "t" } ?? false }
+            state.withLock { $0.stopped = Array(Set($0.stopped).union(members)) }
+            if running.isEmpty { return }
+            for pid in running { kill(pid, SIGSTOP) }
+            guard clock.now < deadline else {
+                continueStopped()
+                throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time")
+            }
+            try? await clock.sleep(for: .milliseconds(1))
+        }
+    }
+
+    private func continueStopped() {
+        let stopped = state.withLock { state in
+            defer { state.stopped = [] }
+            return state.stopped
+        }
+        for pid in stopped { kill(pid, SIGCONT) }
+    }
+}

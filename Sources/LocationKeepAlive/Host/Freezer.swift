@@ -1,0 +1,139 @@
+import FoundationEssentials
+import Glibc
+
+/// The host's freezer: where app groups live and how they are frozen, chosen once at start.
+public struct Freezer: Sendable {
+    /// The freezer in use (never ``FreezerKind/auto``).
+    public let kind: FreezerKind
+    /// Why this one: what was found, and what was not.
+    public let reason: String
+    /// The folder holding one group per app (cgroup freezers), e.g. `/sys/fs/cgroup/unified/keepalive.host`.
+    public let root: String?
+    /// The root's path inside its hierarchy, as `/proc/PID/cgroup` shows it.
+    let hierarchyPath: String?
+
+    /// Chooses the freezer: the one asked for, or with `.auto` the first that works here.
+    ///
+    /// - Parameter name: the folder the host's groups live in; one per host.
+    /// - Throws: ``HostError/Code/freezerUnavailable`` naming what is missing, when an explicit
+    ///   kind cannot be used.
+    public static func choose(_ requested: FreezerKind, name: String = "keepalive.host") throws(HostError) -> Freezer {
+        var notes: [String] = []
+        if requested == .auto || requested == .cgroup2 {
+            switch cgroupRoot(type: "cgroup2", controller: nil, name: name) {
+            case .success(let (root, hierarchy)):
+                let freezer = Freezer(
+                    kind: .cgroup2,
+                    reason: "cgroup v2 is writable at \(root) (cgroup.freeze)"
+                        + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")),
+                    root: root,
+                    hierarchyPath: hierarchy
+                )
+                return freezer
+            case .failure(let why):
+                if requested == .cgroup2 { throw HostError(.freezerUnavailable, "--freezer cgroup2: \(why)") }
+                notes.append("cgroup v2: \(why)")
+            }
+        }
+        if requested == .auto || requested == .cgroup1 {
+            switch cgroupRoot(type: "cgroup", controller: "freezer", name: name) {
+            case .success(let (root, hierarchy)):
+                return Freezer(
+                    kind: .cgroup1,
+                    reason: "the cgroup v1 freezer is writable at \(root) (freezer.state)"
+                        + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")),
+                    root: root,
+                    hierarchyPath: hierarchy
+                )
+            case .failure(let why):
+                if requested == .cgroup1 { throw HostError(.freezerUnavailable, "--freezer cgroup1: \(why)") }
+                notes.append("cgroup v1 freezer: \(why)")
+            }
+        }
+        let reason =
+            requested == .signal
+            ? "asked for signals (SIGSTOP/SIGCONT to every process of an app's session)"
+            : "falling back to SIGSTOP/SIGCONT: " + notes.joined(separator: "; ")
+        return Freezer(kind: .signal, reason: reason, root: nil, hierarchyPath: nil)
+    }
+
+    /// Makes the group an app's processes will run in (a fresh cgroup, or a session to fill).
+    public func makeGroup(for app: String) throws(HostError) -> AppProcessGroup {
+        guard let root, let hierarchyPath else {
+            return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil)
+        }
+        let path = "\(root)/\(app)"
+        if access(path, F_OK) == 0 {
+            // Left by a host that died: thaw it and take it over only if nothing lives there.
+            let stale = AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)")
+            guard stale.processes().isEmpty else {
+                throw HostError(.launchFailed, "app \(app) already has processes in \(path): terminate it first")
+            }
+            try? stale.remove()
+        }
+        guard mkdir(path, 0o755) == 0 else { throw ProcFS.failure("cannot make \(path)", code: .launchFailed) }
+        return AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)")
+    }
+
+    /// The groups found under the root (left by an earlier host), thawed.
+    public func thawLeftovers() -> [AppProcessGroup] {
+        guard let root, let hierarchyPath, let directory = opendir(root) else { return [] }
+        defer { closedir(directory) }
+        var groups: [AppProcessGroup] = []
+        while let entry = readdir(directory) {
+            guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name != ".", name != ".." else { continue }
+            let group = AppProcessGroup(
+                kind: kind,
+                app: name,
+                path: "\(root)/\(name)",
+                hierarchyPath: "\(hierarchyPath)/\(name)"
+            )
+            group.thawNow()
+            groups.append(group)
+        }
+        return groups
+    }
+
+    /// Removes the root folder once it holds no group.
+    public func removeRoot() {
+        if let root { rmdir(root) }
+    }
+
+    /// The writable root for the host's groups in a hierarchy of `type`, made if missing.
+    private static func cgroupRoot(
+        type: String,
+        controller: String?,
+        name: String
+    ) -> Result<(String, String), WhyNot> {
+        let mounts = ProcFS.mounts(ofType: type).filter { mount in
+            controller.map { mount.options.split(separator: ",").contains(Substring($0)) } ?? true
+        }
+        guard let mount = mounts.first else {
+            return .failure(
+                WhyNot(text: "no \(type) hierarchy\(controller.map { " with the \($0) controller" } ?? "") is mounted")
+            )
+        }
+        let root = "\(mount.path)/\(name)"
+        if mkdir(root, 0o755) != 0, errno != EEXIST {
+            return .failure(WhyNot(text: "cannot make \(root): \(String(cString: strerror(errno)).lowercased())"))
+        }
+        let probe = type == "cgroup2" ? "\(root)/cgroup.freeze" : "\(root)/freezer.state"
+        // A v2 root cgroup has no cgroup.freeze of its own; its children do, so probe with one.
+        let check = type == "cgroup2" ? "\(root)/cgroup.procs" : probe
+        guard access(check, W_OK) == 0 else {
+            rmdir(root)
+            return .failure(WhyNot(text: "\(check) is not writable"))
+        }
+        return .success((root, "/\(name)"))
+    }
+
+    struct WhyNot: Error { let text: String }
+}
+
+extension Freezer.WhyNot: CustomStringConvertible {
+    var description: String { text }
+}

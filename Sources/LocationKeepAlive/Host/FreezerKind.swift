@@ -1,0 +1,13 @@
+/// How the host stops an app's processes.
+public enum FreezerKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The first that works here: cgroup v2, then the v1 freezer, then signals.
+    case auto
+    /// The cgroup v2 freezer (`cgroup.freeze`), as Android freezes cached apps.
+    case cgroup2
+    /// The cgroup v1 freezer controller (`freezer.state`).
+    case cgroup1
+    /// SIGSTOP and SIGCONT to every process of the app's session, as Ubuntu Touch does.
+    case signal
+
+    public var description: String { rawValue }
+}
