@@ -4,9 +4,15 @@ import LocationKeepAlive
 /// Parsing shared by `run` and `simulate`: the host profile and the hybrid driver's options.
 enum DriverParsing {
     /// A named profile, with its budget overridden if asked (a custom profile).
-    static func profile(named name: String, option: String, budget: String?) throws -> ExecutionProfile {
+    static func profile(
+        named name: String,
+        option: String,
+        budget: String?,
+        grace: String? = nil
+    ) throws -> ExecutionProfile {
         guard var profile = ExecutionProfile.named(name) else {
-            throw ValidationError("\(option) must be ios13, ios12 or unlimited, not '\(name)'")
+            let names = ExecutionProfile.all.map(\.name).joined(separator: ", ")
+            throw ValidationError("\(option) must be one of \(names), not '\(name)'")
         }
         if let budget {
             guard let value = Duration(parsing: budget), value > .zero else {
@@ -14,6 +20,14 @@ enum DriverParsing {
             }
             profile.name = "custom"
             profile.backgroundBudget = value
+        }
+        if let grace {
+            guard let value = Duration(parsing: grace), value >= .zero else {
+                throw ValidationError("--grace must be a duration such as 1s or 10s, not '\(grace)'")
+            }
+            profile.name = "custom"
+            profile.audioGrace = value
+            profile.locationGrace = value
         }
         return profile
     }

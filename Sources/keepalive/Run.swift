@@ -18,11 +18,19 @@ extension KeepAlive {
 
         @OptionGroup var source: SourceOptions
 
-        @Option(help: "Host rules: unlimited (a plain Linux daemon, the default), ios13 or ios12.")
+        @Option(help: "Host rules: unlimited (a plain Linux daemon, the default), ios13, ios12, android, ubuntu-touch.")
         var policy: String = "unlimited"
 
         @Option(help: ArgumentHelp("Override the policy's background time.", valueName: "duration"))
         var budget: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "Override the grace after audio stops or a location request ends.",
+                valueName: "duration"
+            )
+        )
+        var grace: String?
 
         @Option(help: "hybrid (default), none, background-task, renewal, audio-loop, continuous-location.")
         var strategy: String = "hybrid"
@@ -70,7 +78,12 @@ extension KeepAlive {
 
         func makeConfiguration() throws -> KeepAliveService.Configuration {
             var configuration = KeepAliveService.Configuration()
-            configuration.profile = try DriverParsing.profile(named: policy, option: "--policy", budget: budget)
+            configuration.profile = try DriverParsing.profile(
+                named: policy,
+                option: "--policy",
+                budget: budget,
+                grace: grace
+            )
             configuration.strategy = try DriverParsing.strategy(strategy)
             configuration.hybrid = try DriverParsing.hybrid(
                 interval: interval,

@@ -15,7 +15,10 @@ extension KeepAlive {
                 """
         )
 
-        @Option(help: "Host rules: ios13 (30 s of background time), ios12 (180 s), or unlimited (never suspends).")
+        @Option(
+            help:
+                "Host rules: ios13 (30 s of background time), ios12 (180 s), android (frozen 10 s after leaving the screen), ubuntu-touch (1.5 s), or unlimited (never suspends)."
+        )
         var profile: String = "ios13"
 
         @Option(help: ArgumentHelp("Override the profile's background time (custom profile).", valueName: "duration"))
@@ -117,15 +120,12 @@ extension KeepAlive {
         }
 
         func makeSimulator() throws -> Simulator {
-            var profile = try DriverParsing.profile(named: self.profile, option: "--profile", budget: budget)
-            if let grace {
-                guard let value = Duration(parsing: grace) else {
-                    throw ValidationError("--grace must be a duration such as 10s, not '\(grace)'")
-                }
-                profile.name = "custom"
-                profile.audioGrace = value
-                profile.locationGrace = value
-            }
+            var profile = try DriverParsing.profile(
+                named: self.profile,
+                option: "--profile",
+                budget: budget,
+                grace: grace
+            )
             if renewalResetsBudget {
                 profile.name = "custom"
                 profile.renewal = .resetsBudget

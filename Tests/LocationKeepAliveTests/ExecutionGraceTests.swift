@@ -82,3 +82,33 @@ import Testing
         #expect(report.wakeups == 3600)
     }
 }
+
+/// Android and Ubuntu Touch freeze an app a fixed time after it leaves the screen.
+@Suite struct BackgroundEntryGraceTests {
+    @Test(arguments: [
+        (ExecutionProfile.android, Duration.seconds(10)), (ExecutionProfile.ubuntuTouch, Duration.milliseconds(1500)),
+    ])
+    func suspendedAFixedTimeAfterEnteringTheBackground(profile: ExecutionProfile, grace: Duration) {
+        let app = Application(profile: profile, backgroundModes: [.audio])
+        app.launch()
+        app.run(for: .seconds(3))
+        app.enterBackground()
+        app.run(for: grace - .milliseconds(1))
+        #expect(app.state == .background)
+        app.run(for: .milliseconds(1))
+        #expect(app.state == .suspended)
+        #expect(app.statistics.suspensions.first?.at == .seconds(3) + grace)
+    }
+
+    @Test func audioKeepsAnAndroidAppRunningPastTheGrace() throws {
+        let app = Application(profile: .android, backgroundModes: [.audio])
+        app.launch()
+        app.enterBackground()
+        try app.beginAudioPlayback()
+        app.run(for: .seconds(60))
+        #expect(app.state == .background)
+        app.endAudioPlayback()
+        app.run(for: .seconds(10))
+        #expect(app.state == .suspended)
+    }
+}

@@ -51,6 +51,7 @@ public final class Application {
     var audioGraceUntil: Duration = .zero
     var locationGraceUntil: Duration = .zero
     var lastKeptAliveBy: SuspensionCause?
+    var entryGraceUntil: Duration = .zero
 
     // Timers and scheduled work.
     var queue = EventQueue<Scheduled>()
@@ -104,6 +105,8 @@ public final class Application {
         if statistics.firstBackgroundEntry == nil { statistics.firstBackgroundEntry = now }
         startBudget()
         lastKeptAliveBy = nil
+        entryGraceUntil = now + profile.backgroundEntryGrace
+        if entryGraceUntil > now { schedulePolicyCheck(at: entryGraceUntil) }
         taskNumberAtEntry = lastTaskNumber
         state = .background
         emit(.didEnterBackground)

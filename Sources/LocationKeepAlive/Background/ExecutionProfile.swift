@@ -19,6 +19,9 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
     public var audioGrace: Duration
     /// After a location request completes, the app keeps running this long (with "always").
     public var locationGrace: Duration
+    /// After entering the background, the app runs this long even with nothing keeping it
+    /// alive (Android and Ubuntu Touch freeze an app a fixed time after it leaves the screen).
+    public var backgroundEntryGrace: Duration
 
     public init(
         name: String,
@@ -26,7 +29,8 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
         expirationLeadTime: Duration = .seconds(1),
         renewal: Renewal = .sharedPerBackgroundEntry,
         audioGrace: Duration = .seconds(10),
-        locationGrace: Duration = .seconds(10)
+        locationGrace: Duration = .seconds(10),
+        backgroundEntryGrace: Duration = .zero
     ) {
         self.name = name
         self.backgroundBudget = backgroundBudget
@@ -34,6 +38,7 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
         self.renewal = renewal
         self.audioGrace = audioGrace
         self.locationGrace = locationGrace
+        self.backgroundEntryGrace = backgroundEntryGrace
     }
 
     /// iOS 13 and later: about 30 s per background entry (measured 31 s).
@@ -43,9 +48,27 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
     /// A plain Linux daemon: nothing is ever suspended.
     public static let unlimited = ExecutionProfile(name: "unlimited", backgroundBudget: nil)
 
-    /// `ios13`, `ios12` or `unlimited`.
+    /// Like Android: a background app is frozen about 10 s after it leaves the screen; audio
+    /// and location (its foreground services) keep it running.
+    public static let android = ExecutionProfile(
+        name: "android",
+        backgroundBudget: .seconds(10),
+        backgroundEntryGrace: .seconds(10)
+    )
+    /// Like Ubuntu Touch: stopped about 1.5 s after the app loses focus.
+    public static let ubuntuTouch = ExecutionProfile(
+        name: "ubuntu-touch",
+        backgroundBudget: .milliseconds(1500),
+        expirationLeadTime: .milliseconds(500),
+        backgroundEntryGrace: .milliseconds(1500)
+    )
+
+    /// Every named profile.
+    public static let all = [ios13, ios12, android, ubuntuTouch, unlimited]
+
+    /// `ios13`, `ios12`, `android`, `ubuntu-touch` or `unlimited`.
     public static func named(_ name: String) -> ExecutionProfile? {
-        [ios13, ios12, unlimited].first { $0.name == name }
+        all.first { $0.name == name }
     }
 
     /// Whether this profile ever suspends an app.
