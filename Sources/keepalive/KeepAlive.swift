@@ -8,7 +8,7 @@ struct KeepAlive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keepalive",
         abstract: "A keep-alive location service over gpsd.",
-        subcommands: [Locate.self, Watch.self, Run.self, Simulate.self, Auth.self]
+        subcommands: [Locate.self, Watch.self, Run.self, Simulate.self, Auth.self, HostCommand.self]
     )
 
     /// Usage errors exit 64 (EX_USAGE), as the issue and sysexits.h ask; ArgumentParser's default is 64 too.

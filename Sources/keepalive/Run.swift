@@ -68,12 +68,27 @@ extension KeepAlive {
         @Flag(help: "Start in the background.")
         var background = false
 
+        @Flag(
+            name: .customLong("host"),
+            help:
+                "Run as an app of `keepalive host`: its rules and lifecycle are the host's (launch it with `keepalive host launch`)."
+        )
+        var hosted = false
+
+        @Option(
+            name: .customLong("host-socket"),
+            help: ArgumentHelp("With --host: the host's socket (default: $KEEPALIVE_HOST_SOCKET).", valueName: "path")
+        )
+        var hostSocket: String?
+
         func validate() throws {
             if audioDevice.isEmpty {
                 throw ValidationError("--audio-device needs a device name, such as default or null")
             }
             if audioWAV?.isEmpty == true { throw ValidationError("--audio-wav needs a path") }
             _ = try makeConfiguration()
+            if hostSocket != nil, !hosted { throw ValidationError("--host-socket goes with --host") }
+            if hostSocket?.isEmpty == true { throw ValidationError("--host-socket needs a path") }
         }
 
         func makeConfiguration() throws -> KeepAliveService.Configuration {
@@ -102,14 +117,30 @@ extension KeepAlive {
 
         func run() async throws {
             let output = Output(json: source.json)
+            let environment = ProcessInfo.processInfo.environment
+            let appID = source.app ?? (hosted ? environment["KEEPALIVE_APP"] : nil) ?? "keepalive"
+            var configuration = try makeConfiguration()
+            if hosted {
+                let socket = hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? Host.Configuration.defaultSocketPath
+                do {
+                    let client = try HostClient(socketPath: socket)
+                    let (profile, state) = try await client.hello(app: appID)
+                    configuration.profile = profile
+                    configuration.startsInBackground = state == "background"
+                    configuration.host = (client, appID)
+                } catch {
+                    output.write(error: error)
+                    throw ExitCode(1)
+                }
+            }
             let authorization = LocationAuthorizationManager(
-                application: source.app ?? "keepalive",
+                application: appID,
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
             let manager = try source.makeManager(authorization: authorization)
             Interrupts.exitOnSecond()
             let service = KeepAliveService(
-                configuration: try makeConfiguration(),
+                configuration: configuration,
                 locationManager: manager,
                 authorization: authorization
             )

@@ -79,4 +79,3 @@ final class Recorded: Sendable {
     var events: [AppEvent] { storage.withLock { $0 } }
     func append(_ event: AppEvent) { storage.withLock { $0.append(event) } }
 }
-

@@ -201,4 +201,3 @@ import Testing
         manager.stopUpdatingLocation()
     }
 }
-

@@ -83,4 +83,3 @@ final class Counter: Sendable {
     var value: Int { count.withLock { $0 } }
     func increment() { count.withLock { $0 += 1 } }
 }
-

@@ -40,6 +40,8 @@ public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringCo
     case audioStopped
     /// Location activity ended (or lost its "always" authorization) and its grace period passed.
     case locationStopped
+    /// The host outside the app (`keepalive host`) froze it under its own copy of the rules.
+    case frozenByHost
 
     public var description: String {
         switch self {
@@ -48,6 +50,7 @@ public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringCo
         case .backgroundTasksEnded: "background tasks ended"
         case .audioStopped: "audio stopped"
         case .locationStopped: "location activity stopped"
+        case .frozenByHost: "the host froze it"
         }
     }
 }

@@ -27,6 +27,7 @@ extension Application {
         tasks[identifier] = BackgroundTask(name: name, expirationHandler: expirationHandler)
         statistics.backgroundTasksBegun += 1
         logger.debug("background task begun", metadata: ["task": "\(identifier)", "name": "\(name)"])
+        onActivity?(.backgroundTaskBegan(identifier, name: name))
         if state == .background, expirationWarned {
             // Begun inside the expiration window: warned at the next turn.
             queue.insert(.expirationWarning(generation: budgetGeneration), at: now)
@@ -40,6 +41,7 @@ extension Application {
             return logger.debug("end of unknown background task ignored", metadata: ["task": "\(identifier)"])
         }
         logger.debug("background task ended", metadata: ["task": "\(identifier)"])
+        onActivity?(.backgroundTaskEnded(identifier))
         schedulePolicyCheck()
     }
 

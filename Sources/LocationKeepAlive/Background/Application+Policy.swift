@@ -9,12 +9,14 @@ extension Application {
         guard state.isRunning else { throw .notRunning }
         if state == .background, !backgroundModes.contains(.audio) { throw .audioModeMissing }
         audioPlaybackCount += 1
+        if audioPlaybackCount == 1 { onActivity?(.audioPlayback(true)) }
     }
 
     /// Declares that audio stopped; the app keeps running for the profile's audio grace.
     public func endAudioPlayback() {
         guard audioPlaybackCount > 0 else { return }
         audioPlaybackCount -= 1
+        if audioPlaybackCount == 0 { onActivity?(.audioPlayback(false)) }
         if audioPlaybackCount == 0, state == .background || state == .inactive || state == .active {
             audioGraceUntil = now + profile.audioGrace
             lastKeptAliveBy = .audioStopped
@@ -31,12 +33,14 @@ extension Application {
         guard authorization.allowsLocation else { throw .notAuthorized(authorization) }
         if state == .background, !backgroundModes.contains(.location) { throw .locationModeMissing }
         locationActivityCount += 1
+        if locationActivityCount == 1 { onActivity?(.locationActivity(true)) }
     }
 
     /// Declares that location activity ended; with "always", the app keeps running for the location grace.
     public func endLocationActivity() {
         guard locationActivityCount > 0 else { return }
         locationActivityCount -= 1
+        if locationActivityCount == 0 { onActivity?(.locationActivity(false)) }
         if locationActivityCount == 0, locationKeepsAlive(ignoringActivity: true) {
             locationGraceUntil = now + profile.locationGrace
             lastKeptAliveBy = .locationStopped
@@ -99,5 +103,20 @@ extension Application {
         state = .suspended
         statistics.suspensions.append(.init(at: now, cause: cause))
         emit(.suspended(cause))
+    }
+
+    /// The host outside the app is about to freeze it: suspended, as its rules decided.
+    public func suspendByHost() {
+        guard state == .background else { return }
+        logger.info("suspended by the host", metadata: ["time": "\(now)"])
+        state = .suspended
+        statistics.suspensions.append(.init(at: now, cause: .frozenByHost))
+        emit(.suspended(.frozenByHost))
+    }
+
+    /// The host thawed the app: it runs again in the background, overdue timers firing once.
+    public func resumeByHost() {
+        guard state == .suspended else { return }
+        resume()
     }
 }

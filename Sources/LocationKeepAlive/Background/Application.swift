@@ -61,6 +61,10 @@ public final class Application {
     var policyCheckQueued = false
     var stateSince: Duration = .zero
 
+    /// Called with every background task begun or ended and every start and stop of audio or
+    /// location activity, synchronously (a hosted app reports them to its host).
+    public var onActivity: ((ApplicationActivity) -> Void)?
+
     /// Lifecycle callbacks named like UIApplicationDelegate's; held weakly.
     public weak var delegate: (any ApplicationDelegate)?
 

@@ -4,6 +4,10 @@ public enum ApplicationCommand: Sendable, Hashable {
     case enterForeground
     case terminate
     case setAuthorization(LocationAuthorization)
+    /// The host is about to freeze the process: the model is suspended (timers stop).
+    case suspendedByHost
+    /// The host thawed the process: the model resumes, each overdue timer firing once.
+    case resumedByHost
     /// A device finished something; handed to the run loop's `deliver` in its isolation.
     case deliver(DeviceCompletion)
 }
@@ -77,6 +81,8 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                     case .enterForeground: app.enterForeground()
                     case .terminate: app.terminate()
                     case .setAuthorization(let status): app.authorization = status
+                    case .suspendedByHost: app.suspendByHost()
+                    case .resumedByHost: app.resumeByHost()
                     case .deliver(let completion): deliver(completion)
                     }
                     app.advance(to: app.now)  // the next turn, at once

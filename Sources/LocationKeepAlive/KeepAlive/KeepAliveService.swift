@@ -15,6 +15,9 @@ public struct KeepAliveService: Sendable {
         public var keepsAudioDeviceOpen = false
         public var startsInBackground = false
         public var isLowPower: @Sendable () -> Bool = { PowerSupply.isLowPower() }
+        /// Run as an app of `keepalive host` (connected, `hello` said): its rules are the
+        /// host's, and what the app does is reported to it.
+        public var host: (client: HostClient, app: String)?
 
         public init() {}
     }
@@ -78,6 +81,17 @@ public struct KeepAliveService: Sendable {
             isLowPower: configuration.isLowPower
         )
         (strategy as? HybridKeepAlive)?.onCallback = { emit(.callback) }
+        let hostLink = configuration.host.map { HostLink(client: $0.client, app: $0.app) }
+        hostLink?.report(app)
+        let hostNotices = hostLink?.follow(
+            post: { post.yield($0) },
+            prepareForSuspension: { [locationManager] in
+                await player.stopLoop()
+                locationManager.closeSessionForSuspension()
+            },
+            resumed: { [locationManager] in locationManager.resumeAfterSuspension() },
+            note: { emit(.decision($0)) }
+        )
 
         // The app's own foreground work: a location watch while active.
         var watch: Task<Void, Never>?
@@ -139,6 +153,7 @@ public struct KeepAliveService: Sendable {
         app.terminate()
         watch?.cancel()
         authorizationWatch?.cancel()
+        hostNotices?.cancel()
         forwarder.cancel()
         audio.stopLoop()
         location.stopUpdates()

@@ -1,4 +1,3 @@
-
 /// Silent audio for the service: the real player, reporting back through the run loop.
 final class ServiceAudioOutput: KeepAliveAudioOutput {
     private unowned let app: Application

@@ -1,4 +1,3 @@
-
 /// Callbacks of the CoreLocation-shaped facade, named as `CLLocationManagerDelegate`'s.
 public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// New fixes, oldest first.

@@ -157,7 +157,7 @@ public final class LocationManager: Sendable {
 
     // MARK: - The shared session
 
-    private func startSessionIfNeeded() {
+    func startSessionIfNeeded() {
         state.withLock { state in
             guard state.session == nil else { return }
             let generation = state.nextID()
@@ -333,6 +333,7 @@ extension LocationManager {
         var backgroundSessions = 0
         var access: LocationAccess = .deliver(reduced: false)
         var cachedLocation: Location?
+        var restartsAfterSuspension = 0
         private var lastID = 0
 
         mutating func nextID() -> Int {

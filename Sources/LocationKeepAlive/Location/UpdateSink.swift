@@ -1,4 +1,3 @@
-
 /// Where one consumer's updates go: an async stream, or a handler called on the source's thread.
 struct UpdateSink: Sendable {
     /// Hands over one update; called outside the manager's lock.

@@ -1,0 +1,277 @@
+import FoundationEssentials
+import Glibc
+
+/// The control protocol's requests: who may ask what, and what it does to the model.
+extension Host {
+    func handle(_ request: HostRequest, from connection: ControlConnection) async -> HostReply? {
+        defer { poke() }  // a request may have scheduled something sooner
+        for app in apps.values { app.model.advance(to: elapsed) }
+        do {
+            var reply = try await perform(request, from: connection)
+            reply.id = request.id
+            return reply
+        } catch {
+            if error.code == .notPermitted || error.code == .badRequest { emit(.refused(error.message)) }
+            return HostReply(id: request.id, ok: false, error: error.message)
+        }
+    }
+
+    private func perform(
+        _ request: HostRequest,
+        from connection: ControlConnection
+    ) async throws(HostError) -> HostReply {
+        switch request.op {
+        case .hello: return try hello(request, from: connection)
+        case .beginTask, .endTask, .audio, .location, .ack:
+            return try report(request, by: try caller(connection))
+        case .schedule, .complete:
+            throw HostError(
+                .badRequest,
+                "\(request.op.rawValue): scheduled background work is not served by this host yet"
+            )
+        case .launch:
+            try requireController(connection)
+            return try launch(request)
+        case .foreground, .background, .terminate:
+            try requireController(connection)
+            let app = try named(request.app)
+            switch request.op {
+            case .foreground: app.model.enterForeground()
+            case .background: await moveToBackground(app)
+            default:
+                app.reason = "terminated by request"
+                app.model.terminate()
+            }
+            var reply = HostReply(id: nil)
+            reply.state = app.status.state
+            return reply
+        case .status:
+            var reply = HostReply(id: nil)
+            if let name = request.app {
+                reply.apps = [try named(name).status]
+            } else {
+                reply.apps = apps.values.sorted { $0.id < $1.id }.map(\.status)
+            }
+            return reply
+        }
+    }
+
+    /// `hello`: the caller names its app; its process must be in that app's group.
+    private func hello(_ request: HostRequest, from connection: ControlConnection) throws(HostError) -> HostReply {
+        let app = try named(request.app)
+        guard app.group.contains(connection.pid) else {
+            throw HostError(
+                .notPermitted,
+                "process \(connection.pid) is not in app \(app.id)'s group: a process may speak only for its own app"
+            )
+        }
+        app.connection = connection
+        var reply = HostReply(id: nil)
+        reply.profile = app.model.profile
+        reply.state = app.entersBackgroundOnHello ? AppState.background.rawValue : app.status.state
+        if app.entersBackgroundOnHello {
+            app.entersBackgroundOnHello = false
+            Task { await self.enterBackgroundWhenHandled(app.id) }
+        }
+        return reply
+    }
+
+    /// What an app reports of itself, after `hello`.
+    private func report(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
+        var reply = HostReply(id: nil)
+        switch request.op {
+        case .beginTask:
+            guard let number = request.task else { throw HostError(.badRequest, "begin-task needs task (a number)") }
+            let name = request.name ?? "background task"
+            let id = app.id
+            let identifier = app.model.beginBackgroundTask(named: name) { [weak self] in
+                self?.assumeIsolated { $0.expiring(id, task: number) }
+            }
+            reply.granted = identifier != BackgroundTaskIdentifier.invalid
+            if identifier != BackgroundTaskIdentifier.invalid { app.tasks[number] = identifier }
+            reply.remaining = app.model.backgroundTimeRemaining?.secondsValue
+        case .endTask:
+            guard let number = request.task else { throw HostError(.badRequest, "end-task needs task (a number)") }
+            if let identifier = app.tasks.removeValue(forKey: number) { app.model.endBackgroundTask(identifier) }
+        case .audio:
+            guard let active = request.active else {
+                throw HostError(.badRequest, "audio needs active (true or false)")
+            }
+            app.reportsAudio = active
+            if active, app.model.state == .background, !app.model.backgroundModes.contains(.audio) {
+                throw HostError(
+                    .notPermitted,
+                    "app \(app.id) has no audio background mode: launch it with --modes audio"
+                )
+            }
+            setAudio(app, playing: active || app.observesAudio)
+        case .location:
+            guard let active = request.active else {
+                throw HostError(.badRequest, "location needs active (true or false)")
+            }
+            app.reportsLocation = active
+            if active {
+                do {
+                    try app.model.beginLocationActivity()
+                } catch {
+                    throw HostError(.notPermitted, "app \(app.id): \(error.message)")
+                }
+            } else if app.model.locationActivityCount > 0 {
+                app.model.endLocationActivity()
+            }
+        case .ack:
+            guard let notice = request.notice else { throw HostError(.badRequest, "ack needs notice") }
+            app.answered.insert(notice)
+            app.acknowledge(notice)
+        default:
+            throw HostError(.badRequest, "\(request.op.rawValue) is not an app's report")
+        }
+        return reply
+    }
+
+    private func launch(_ request: HostRequest) throws(HostError) -> HostReply {
+        guard let id = request.app, !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }),
+            id != ".", id != ".."
+        else {
+            throw HostError(.badRequest, "launch needs an app id of letters, digits, '.', '_' or '-'")
+        }
+        if let existing = apps[id], existing.pid != nil {
+            throw HostError(.launchFailed, "app \(id) is running already (pid \(existing.pid!)): terminate it first")
+        }
+        guard let modes = BackgroundModes(parsing: (request.modes ?? []).joined(separator: ",")) else {
+            throw HostError(.badRequest, "modes are audio, location, fetch, processing: not \(request.modes ?? [])")
+        }
+        guard let command = request.command, !command.isEmpty else {
+            throw HostError(.badRequest, "launch needs a command")
+        }
+        let group = try freezer.makeGroup(for: id)
+        let authorization = LocationAuthorizationManager(
+            application: id,
+            file: configuration.authorizationFile(id),
+            logger: logger
+        )
+        let model = Application(
+            profile: configuration.profile,
+            backgroundModes: modes,
+            authorization: authorization.status,
+            logger: logger
+        )
+        model.advance(to: elapsed)
+        let app = HostedApp(id: id, model: model, group: group, authorization: authorization)
+        let previous = apps.updateValue(app, forKey: id)
+        observe(app)
+        model.launch()
+        do {
+            app.pid = try group.launch(
+                command,
+                environment: ["KEEPALIVE_HOST_SOCKET": configuration.socketPath, "KEEPALIVE_APP": id],
+                output: request.output
+            )
+        } catch {
+            apps[id] = previous
+            try? group.remove()
+            throw error
+        }
+        let changes = authorization.changes()
+        app.watcher = Task { [weak self] in
+            for await snapshot in changes { await self?.authorizationChanged(id, to: snapshot.status) }
+        }
+        if request.active == false {
+            // Like a launch for background work: the app enters the background once it has said
+            // hello and handled it (an app that never says hello, after the notice timeout).
+            app.entersBackgroundOnHello = true
+            Task { [clock, timeout = configuration.noticeTimeout * 4] in
+                try? await clock.sleep(for: timeout)
+                await self.enterBackgroundIfNoHello(id)
+            }
+        }
+        emit(.launched(app: id, pid: app.pid!))
+        var reply = HostReply(id: nil)
+        reply.pid = app.pid
+        reply.state = app.status.state
+        return reply
+    }
+
+    private func authorizationChanged(_ id: String, to status: LocationAuthorization) {
+        guard let app = apps[id] else { return }
+        app.model.advance(to: elapsed)
+        app.model.authorization = status
+        poke()
+    }
+
+    /// The compositor's "background": the app hears it and begins its tasks before the model
+    /// counts (as an iOS app's didEnterBackground handler runs before it can be suspended).
+    private func moveToBackground(_ app: HostedApp) async {
+        guard app.model.state == .active || app.model.state == .inactive else { return }
+        _ = await ask(app, HostNotice(.lifecycle, event: "background"))
+        app.model.advance(to: elapsed)
+        app.model.enterBackground()
+    }
+
+    private func enterBackgroundWhenHandled(_ id: String) async {
+        guard let app = apps[id] else { return }
+        let handled = await waitForAnswer(app, kind: "background")
+        if !handled { emit(.refused("\(id) did not answer entering the background in time")) }
+        app.model.advance(to: elapsed)
+        app.model.enterBackground()
+        poke()
+    }
+
+    private func enterBackgroundIfNoHello(_ id: String) {
+        guard let app = apps[id], app.entersBackgroundOnHello else { return }
+        app.entersBackgroundOnHello = false
+        app.model.advance(to: elapsed)
+        app.model.enterBackground()
+        poke()
+    }
+
+    func connectionClosed(_ connection: ControlConnection) {
+        for app in apps.values where app.connection === connection {
+            app.connection = nil
+            app.acknowledge(nil)
+            // What it reported ends with it; its tasks stay, and expire as the model says.
+            if app.reportsAudio {
+                app.reportsAudio = false
+                setAudio(app, playing: app.observesAudio)
+            }
+            if app.reportsLocation, app.model.locationActivityCount > 0 {
+                app.reportsLocation = false
+                app.model.endLocationActivity()
+            }
+        }
+        poke()
+    }
+
+    /// The app whose process sent this (after its `hello`).
+    private func caller(_ connection: ControlConnection) throws(HostError) -> HostedApp {
+        guard let app = apps.values.first(where: { $0.connection === connection }) else {
+            throw HostError(.badRequest, "say hello with your app id first")
+        }
+        return app
+    }
+
+    private func named(_ name: String?) throws(HostError) -> HostedApp {
+        guard let name else { throw HostError(.badRequest, "this request needs app") }
+        guard let app = apps[name] else {
+            let known = apps.keys.sorted()
+            throw HostError(
+                .unknownApp,
+                "no app \(name) under this host" + (known.isEmpty ? "" : " (apps: \(known.joined(separator: ", ")))")
+            )
+        }
+        return app
+    }
+
+    /// Lifecycle commands and launches: the host's user, from outside every app.
+    private func requireController(_ connection: ControlConnection) throws(HostError) {
+        guard connection.peer.uid == getuid() || connection.peer.uid == 0 else {
+            throw HostError(.notPermitted, "only the host's user (uid \(getuid())) may launch apps or move them")
+        }
+        if let app = apps.values.first(where: { $0.pid != nil && $0.group.contains(connection.pid) }) {
+            throw HostError(
+                .notPermitted,
+                "process \(connection.pid) belongs to app \(app.id): an app may not move apps"
+            )
+        }
+    }
+}

@@ -1,0 +1,216 @@
+public import FoundationEssentials
+import Glibc
+public import Logging
+
+/// The host: plays the operating system's part for apps on Linux, where nothing suspends a
+/// background process. Each app runs in a group of its own (cgroup v2, the v1 freezer, or a
+/// session stopped with signals); the host keeps the same ``Application`` model the
+/// simulator runs for each, on the real clock, and freezes the app's processes when the
+/// model suspends it, thaws them when it resumes, and kills them when it is killed.
+///
+/// Apps and the compositor speak to it on a Unix socket (``HostProtocol``).
+public actor Host {
+    public struct Configuration: Sendable {
+        /// The rules every app runs under.
+        public var profile: ExecutionProfile = .ios13
+        public var freezer: FreezerKind = .auto
+        /// The folder the host's cgroups live in: one per host.
+        public var name = "keepalive.host"
+        public var socketPath: String
+        /// The socket's permission bits: 0600, or 0660 for a group.
+        public var socketMode: UInt32 = 0o600
+        /// Where the host reads an app's authorization (the app cannot claim it).
+        public var authorizationFile: @Sendable (String) -> AuthorizationFile = { .defaultFile(for: $0) }
+        /// How long an app may take to answer the will-suspend notice before it is frozen anyway.
+        public var noticeTimeout: Duration = .milliseconds(500)
+        /// How long a terminated app has between SIGTERM and SIGKILL.
+        public var terminationGrace: Duration = .seconds(2)
+        /// How often exits are collected and ALSA is looked at.
+        public var housekeepingInterval: Duration = .milliseconds(250)
+
+        public init(socketPath: String = Configuration.defaultSocketPath) {
+            self.socketPath = socketPath
+        }
+
+        /// `$XDG_RUNTIME_DIR/keepalive-host.sock`, or `/run/keepalive-host.sock` for root.
+        public static var defaultSocketPath: String {
+            if getuid() != 0, let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+                return "\(runtime)/keepalive-host.sock"
+            }
+            return getuid() == 0 ? "/run/keepalive-host.sock" : "/tmp/keepalive-host-\(getuid()).sock"
+        }
+    }
+
+    /// Something the host did, for its output.
+    public enum Event: Sendable {
+        case started(freezer: FreezerKind, reason: String, socket: String)
+        case adopted(app: String, thawed: Bool)
+        case launched(app: String, pid: Int32)
+        case lifecycle(app: String, AppEvent)
+        case frozen(app: String, latency: Duration, answered: Bool?)
+        case thawed(app: String, latency: Duration)
+        case killed(app: String, reason: String)
+        case exited(app: String, status: Int32)
+        case refused(String)
+        case error(String)
+        case stopped
+    }
+
+    public nonisolated let configuration: Configuration
+    public nonisolated let freezer: Freezer
+    let emit: @Sendable (Event) -> Void
+    let logger: Logger
+    private let server: ControlServer
+    let clock = ContinuousClock()
+    let start: ContinuousClock.Instant
+    var apps: [String: HostedApp] = [:]
+    let audio = ALSAObserver()
+    private var sleeper: CheckedContinuation<Void, Never>?
+    private var poked = false
+    private var isStopping = false
+
+    /// Chooses the freezer, thaws what an earlier host left frozen, and listens on the socket.
+    ///
+    /// - Throws: ``HostError`` when the freezer asked for is missing or the socket is taken.
+    public init(
+        configuration: Configuration,
+        logger: Logger = Logger(label: "LocationKeepAlive.host"),
+        emit: @escaping @Sendable (Event) -> Void = { _ in }
+    ) throws(HostError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.emit = emit
+        freezer = try Freezer.choose(configuration.freezer, name: configuration.name)
+        server = try ControlServer(path: configuration.socketPath, mode: configuration.socketMode)
+        start = clock.now
+        // A host that died left its apps' groups behind: never leave one frozen.
+        for group in freezer.thawLeftovers() {
+            let alive = !group.processes().isEmpty
+            if !alive { try? group.remove() }
+            emit(.adopted(app: group.app, thawed: true))
+        }
+    }
+
+    /// Serves apps until the task is cancelled, then stops them (thawed first: SIGTERM, then
+    /// SIGKILL after the termination grace), removes their groups and the socket.
+    public func run() async {
+        emit(.started(freezer: freezer.kind, reason: freezer.reason, socket: configuration.socketPath))
+        server.start(
+            handle: { request, connection in await self.handle(request, from: connection) },
+            closed: { connection in await self.connectionClosed(connection) }
+        )
+        while !Task.isCancelled, !isStopping {
+            let elapsed = self.elapsed
+            for app in apps.values { app.model.advance(to: elapsed) }
+            housekeeping()
+            let next = apps.values.compactMap(\.model.nextEventTime).min()
+            await sleep(until: min(next ?? .seconds(Int64.max / 2), elapsed + configuration.housekeepingInterval))
+        }
+        server.stop()
+        await stopAll()
+        freezer.removeRoot()
+        emit(.stopped)
+    }
+
+    /// Ends ``run()``: its apps are stopped and their groups removed.
+    public func shutDown() {
+        isStopping = true
+        poke()
+    }
+
+    /// Time since the host started: the models' clock.
+    var elapsed: Duration { start.duration(to: clock.now) }
+
+    /// Wakes the run loop: a request changed what is due.
+    func poke() {
+        if let sleeper {
+            self.sleeper = nil
+            sleeper.resume()
+        } else {
+            poked = true
+        }
+    }
+
+    private func sleep(until deadline: Duration) async {
+        guard !poked else {
+            poked = false
+            return
+        }
+        let instant = start.advanced(by: deadline)
+        let timer = Task { [clock] in
+            try? await clock.sleep(until: instant, tolerance: nil)
+            await self.poke()
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { sleeper = $0 }
+        } onCancel: {
+            Task { await self.poke() }
+        }
+        timer.cancel()
+    }
+
+    /// Collects exited apps and reads ALSA.
+    private func housekeeping() {
+        let playing = audio.playingProcesses()
+        for app in apps.values {
+            if let pid = app.pid {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { appExited(app, status: status) }
+            }
+            let observed = app.model.state.isRunning && playing.contains(where: app.group.contains)
+            if observed != app.observesAudio {
+                app.observesAudio = observed
+                setAudio(app, playing: observed || app.reportsAudio, count: observed)
+            }
+        }
+    }
+
+    /// The model's audio assertion follows reported or observed playback.
+    func setAudio(_ app: HostedApp, playing: Bool, count: Bool = false) {
+        if playing, app.model.audioPlaybackCount == 0 {
+            try? app.model.beginAudioPlayback()
+        } else if !playing, app.model.audioPlaybackCount > 0 {
+            app.model.endAudioPlayback()
+        }
+    }
+
+    private func appExited(_ app: HostedApp, status: Int32) {
+        app.pid = nil
+        app.exitStatus = status
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        emit(.exited(app: app.id, status: code))
+        if app.model.state != .notRunning {
+            app.reason = app.reason ?? "exited with status \(code)"
+            app.model.terminate()
+        }
+        app.group.signalAll(SIGKILL)  // what its children left running
+        app.watcher?.cancel()
+        Task {
+            for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
+            try? app.group.remove()
+        }
+    }
+
+    private func stopAll() async {
+        for app in apps.values where app.pid != nil {
+            app.generation += 1
+            app.group.thawNow()
+            app.connection?.send(HostNotice(.terminate))
+            app.group.signalAll(SIGTERM)
+        }
+        let deadline = clock.now + configuration.terminationGrace
+        while clock.now < deadline, apps.values.contains(where: { !$0.group.processes().isEmpty }) {
+            try? await clock.sleep(for: .milliseconds(10))
+        }
+        for app in apps.values {
+            app.group.signalAll(SIGKILL)
+            if let pid = app.pid {
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
+            for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
+            try? app.group.remove()
+            app.watcher?.cancel()
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import FoundationEssentials
+
+/// A service running as an app of `keepalive host`: what its model does is reported to the
+/// host, whose copy of the rules is the one that freezes it, and the host's lifecycle
+/// notices drive the model.
+struct HostLink {
+    let client: HostClient
+    let app: String
+
+    /// Reports every task, audio and location change of `model` to the host, in order.
+    func report(_ model: Application) {
+        let client = client
+        model.onActivity = { activity in
+            var request: HostRequest
+            switch activity {
+            case .backgroundTaskBegan(let identifier, let name):
+                request = HostRequest(.beginTask)
+                request.task = identifier.rawValue
+                request.name = name
+            case .backgroundTaskEnded(let identifier):
+                request = HostRequest(.endTask)
+                request.task = identifier.rawValue
+            case .audioPlayback(let playing):
+                request = HostRequest(.audio)
+                request.active = playing
+            case .locationActivity(let active):
+                request = HostRequest(.location)
+                request.active = active
+            }
+            client.post(request)
+        }
+        // After the strategy's own observer (registered first): its task is reported before
+        // the host hears that the app has handled entering the background.
+        model.addObserver { event in
+            guard event == .didEnterBackground else { return }
+            var answer = HostRequest(.ack)
+            answer.notice = "background"
+            client.post(answer)
+        }
+    }
+
+    /// Follows the host's notices until the connection ends: lifecycle moves become model
+    /// commands; before a freeze, audio is drained and the location session closed, then the
+    /// notice is answered.
+    func follow(
+        post: @escaping @Sendable (ApplicationCommand) -> Void,
+        prepareForSuspension: @escaping @Sendable () async -> Void,
+        resumed: @escaping @Sendable () -> Void,
+        note: @escaping @Sendable (String) -> Void
+    ) -> Task<Void, Never> {
+        let client = client
+        return Task {
+            for await notice in client.notices {
+                switch notice.notice {
+                case .lifecycle where notice.event == "background": post(.enterBackground)
+                case .lifecycle where notice.event == "foreground": post(.enterForeground)
+                case .willSuspend:
+                    post(.suspendedByHost)
+                    await prepareForSuspension()
+                    var ack = HostRequest(.ack)
+                    ack.notice = HostNotice.Kind.willSuspend.rawValue
+                    client.post(ack)
+                    note("host: will suspend; audio drained, location closed, answered")
+                case .didResume:
+                    note("host: resumed after a freeze")
+                    post(.resumedByHost)
+                    resumed()
+                case .expiring:
+                    note("host: background task #\(notice.task ?? 0) expiring")
+                case .terminate:
+                    note("host: asked to stop")
+                default:
+                    break
+                }
+            }
+            note("host: connection closed")
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import FoundationEssentials
+import LocationKeepAlive
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+extension KeepAlive.HostCommand {
+    /// The host daemon.
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the host (the default): apps are frozen when the policy suspends them.",
+            discussion: """
+                SIGTERM or SIGINT stop it: every app is thawed, asked to stop (SIGTERM), killed after 2 s, \
+                and its cgroup removed.
+                """
+        )
+
+        @OptionGroup var socket: SocketOption
+
+        @Option(help: "cgroup2, cgroup1, signal, or auto (the first that works here).")
+        var freezer: String = "auto"
+
+        @Option(help: "Rules: ios13 (default), ios12, android, ubuntu-touch, unlimited.")
+        var policy: String = "ios13"
+
+        @Option(help: ArgumentHelp("Override the policy's background time.", valueName: "duration"))
+        var budget: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "Override the grace after audio stops or a location request ends.",
+                valueName: "duration"
+            )
+        )
+        var grace: String?
+
+        @Option(
+            name: .customLong("notice-timeout"),
+            help: ArgumentHelp("How long an app has to answer the will-suspend notice.", valueName: "duration")
+        )
+        var noticeTimeout: String = "500ms"
+
+        @Option(help: ArgumentHelp("The folder of the host's cgroups (one per host).", valueName: "name"))
+        var name: String = "keepalive.host"
+
+        @Option(help: ArgumentHelp("Socket permission bits, octal: 600, or 660 for a group.", valueName: "mode"))
+        var mode: String = "600"
+
+        @Flag(help: "One JSON object per line.")
+        var json = false
+
+        func validate() throws {
+            _ = try makeConfiguration()
+        }
+
+        func makeConfiguration() throws -> Host.Configuration {
+            var configuration = Host.Configuration(socketPath: socket.socket)
+            guard let kind = FreezerKind(rawValue: freezer) else {
+                throw ValidationError("--freezer must be auto, cgroup2, cgroup1 or signal, not '\(freezer)'")
+            }
+            configuration.freezer = kind
+            configuration.profile = try DriverParsing.profile(
+                named: policy,
+                option: "--policy",
+                budget: budget,
+                grace: grace
+            )
+            guard let notice = Duration(parsing: noticeTimeout), notice >= .zero else {
+                throw ValidationError("--notice-timeout must be a duration such as 500ms, not '\(noticeTimeout)'")
+            }
+            configuration.noticeTimeout = notice
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+                throw ValidationError("--name must be a folder name, not '\(name)'")
+            }
+            configuration.name = name
+            guard let bits = UInt32(mode, radix: 8), bits <= 0o777 else {
+                throw ValidationError("--mode must be octal permission bits such as 600, not '\(mode)'")
+            }
+            configuration.socketMode = bits
+            return configuration
+        }
+
+        func run() async throws {
+            let output = HostOutput(json: json)
+            let host: Host
+            do {
+                host = try Host(configuration: try makeConfiguration()) { output.write($0) }
+            } catch {
+                output.write(.error("\(error)"))
+                throw ExitCode(1)
+            }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: HostService(host: host))],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: Logger(label: "keepalive.host")
+                )
+            )
+            try await group.run()
+        }
+    }
+}
+
+/// The host as a swift-service-lifecycle service: graceful shutdown stops its apps.
+struct HostService: Service {
+    let host: Host
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await host.run()
+        } onGracefulShutdown: {
+            Task { await host.shutDown() }
+        }
+    }
+}
