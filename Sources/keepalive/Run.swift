@@ -121,7 +121,8 @@ extension KeepAlive {
             let appID = source.app ?? (hosted ? environment["KEEPALIVE_APP"] : nil) ?? "keepalive"
             var configuration = try makeConfiguration()
             if hosted {
-                let socket = hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? Host.Configuration.defaultSocketPath
+                let socket =
+                    hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? AppHost.Configuration.defaultSocketPath
                 do {
                     let client = try HostClient(socketPath: socket)
                     let (profile, state) = try await client.hello(app: appID)

@@ -67,6 +67,12 @@ extension KeepAlive {
         @Option(help: ArgumentHelp("Hybrid: length of a silent pulse.", valueName: "duration"))
         var pulse: String = "200ms"
 
+        @Option(
+            name: .customLong("fix-latency"),
+            help: ArgumentHelp("How long a location request takes to answer.", valueName: "duration")
+        )
+        var fixLatency: String = "1s"
+
         @Flag(help: "One JSON object.")
         var json = false
 
@@ -164,6 +170,9 @@ extension KeepAlive {
                 if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
             }
             let hybrid = try DriverParsing.hybrid(interval: interval, pulse: pulse)
+            guard let latency = Duration(parsing: fixLatency), latency >= .zero else {
+                throw ValidationError("--fix-latency must be a duration such as 1s or 10ms, not '\(fixLatency)'")
+            }
             return Simulator(
                 profile: profile,
                 authorization: authorization,
@@ -171,6 +180,7 @@ extension KeepAlive {
                 duration: duration,
                 script: scriptValue,
                 backgroundModes: modes,
+                locationLatency: latency,
                 fixes: fixes,
                 recordsTrace: trace,
                 hybridOptions: hybrid

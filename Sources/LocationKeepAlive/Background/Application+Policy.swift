@@ -89,7 +89,9 @@ extension Application {
             lastKeptAliveBy = .locationStopped
             return nil
         }
-        if now < audioGraceUntil || now < locationGraceUntil || now < entryGraceUntil { return nil }
+        if now < audioGraceUntil || now < locationGraceUntil || now < entryGraceUntil || now < handlerUntil {
+            return nil
+        }
         if let cause = lastKeptAliveBy { return cause }
         if expirationWarned || budgetDeadline.map({ now >= $0 }) == true { return .backgroundTimeExpired }
         return tasksBegunThisEntry ? .backgroundTasksEnded : .nothingKeepsItAlive

@@ -52,6 +52,7 @@ public final class Application {
     var locationGraceUntil: Duration = .zero
     var lastKeptAliveBy: SuspensionCause?
     var entryGraceUntil: Duration = .zero
+    var handlerUntil: Duration = .zero
 
     // Timers and scheduled work.
     var queue = EventQueue<Scheduled>()
@@ -114,6 +115,23 @@ public final class Application {
         taskNumberAtEntry = lastTaskNumber
         state = .background
         emit(.didEnterBackground)
+        schedulePolicyCheck()
+    }
+
+    /// Active to background while the app's own `didEnterBackground` handler runs elsewhere (a
+    /// hosted app, in its own process): the app is not suspended until
+    /// ``backgroundHandlerFinished()`` or until `limit` passes, as iOS lets that handler run.
+    public func enterBackground(awaitingHandlerFor limit: Duration) {
+        enterBackground()
+        guard state == .background else { return }
+        handlerUntil = now + limit
+        schedulePolicyCheck(at: handlerUntil)
+    }
+
+    /// The app's `didEnterBackground` handler returned (or its time ran out).
+    public func backgroundHandlerFinished() {
+        guard handlerUntil > now else { return }
+        handlerUntil = now
         schedulePolicyCheck()
     }
 

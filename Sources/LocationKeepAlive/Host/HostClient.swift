@@ -19,7 +19,7 @@ public final class HostClient: Sendable {
     /// Connects to the host.
     ///
     /// - Throws: ``HostError/Code/hostUnreachable`` naming the socket and how to start a host.
-    public init(socketPath: String = Host.Configuration.defaultSocketPath) throws(HostError) {
+    public init(socketPath: String = AppHost.Configuration.defaultSocketPath) throws(HostError) {
         self.socketPath = socketPath
         do {
             socket = try UnixSocket.connect(to: socketPath)

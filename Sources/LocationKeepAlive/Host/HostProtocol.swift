@@ -157,4 +157,6 @@ public struct HostAppStatus: Codable, Sendable, Hashable {
     public var reason: String?
     public var pid: Int32?
     public var authorization: String
+    /// CPU time the app's processes have used, seconds (the cgroup's own count with cgroup v2).
+    public var cpu: Double
 }

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// One app under the host: its model (the same ``Application`` the simulator runs), its
-/// process group, and what it reported. Confined to the ``Host`` actor.
+/// process group, and what it reported. Confined to the ``AppHost`` actor.
 final class HostedApp {
     let id: String
     let model: Application
@@ -55,7 +55,8 @@ final class HostedApp {
             alive: aliveBecause,
             reason: reason,
             pid: pid,
-            authorization: model.authorization.rawValue
+            authorization: model.authorization.rawValue,
+            cpu: group.cpuTime().secondsValue
         )
     }
 

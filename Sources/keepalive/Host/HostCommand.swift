@@ -21,7 +21,7 @@ extension KeepAlive {
 /// The control socket, shared by every host command.
 struct SocketOption: ParsableArguments {
     @Option(help: ArgumentHelp("The host's control socket.", valueName: "path"))
-    var socket: String = Host.Configuration.defaultSocketPath
+    var socket: String = AppHost.Configuration.defaultSocketPath
 
     func validate() throws {
         if socket.isEmpty { throw ValidationError("--socket needs a path") }

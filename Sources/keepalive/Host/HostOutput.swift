@@ -5,7 +5,7 @@ import LocationKeepAlive
 struct HostOutput: Sendable {
     let json: Bool
 
-    func write(_ event: Host.Event) {
+    func write(_ event: AppHost.Event) {
         var object = JSONLine(["time": .time(Date())])
         let text: String
         switch event {

@@ -54,8 +54,8 @@ extension KeepAlive.HostCommand {
             _ = try makeConfiguration()
         }
 
-        func makeConfiguration() throws -> Host.Configuration {
-            var configuration = Host.Configuration(socketPath: socket.socket)
+        func makeConfiguration() throws -> AppHost.Configuration {
+            var configuration = AppHost.Configuration(socketPath: socket.socket)
             guard let kind = FreezerKind(rawValue: freezer) else {
                 throw ValidationError("--freezer must be auto, cgroup2, cgroup1 or signal, not '\(freezer)'")
             }
@@ -83,9 +83,9 @@ extension KeepAlive.HostCommand {
 
         func run() async throws {
             let output = HostOutput(json: json)
-            let host: Host
+            let host: AppHost
             do {
-                host = try Host(configuration: try makeConfiguration()) { output.write($0) }
+                host = try AppHost(configuration: try makeConfiguration()) { output.write($0) }
             } catch {
                 output.write(.error("\(error)"))
                 throw ExitCode(1)
@@ -104,7 +104,7 @@ extension KeepAlive.HostCommand {
 
 /// The host as a swift-service-lifecycle service: graceful shutdown stops its apps.
 struct HostService: Service {
-    let host: Host
+    let host: AppHost
 
     func run() async throws {
         await withGracefulShutdownHandler {

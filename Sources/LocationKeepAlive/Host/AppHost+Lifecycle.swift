@@ -3,7 +3,7 @@ import Glibc
 
 /// What the model decides, done to the app's processes: suspended is frozen, resumed is
 /// thawed, killed is SIGKILL, with the notices an app needs to freeze safely.
-extension Host {
+extension AppHost {
     func observe(_ app: HostedApp) {
         // The model runs only inside this actor's methods, so its callbacks do too.
         let id = app.id

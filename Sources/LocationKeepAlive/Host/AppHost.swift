@@ -9,7 +9,7 @@ public import Logging
 /// model suspends it, thaws them when it resumes, and kills them when it is killed.
 ///
 /// Apps and the compositor speak to it on a Unix socket (``HostProtocol``).
-public actor Host {
+public actor AppHost {
     public struct Configuration: Sendable {
         /// The rules every app runs under.
         public var profile: ExecutionProfile = .ios13

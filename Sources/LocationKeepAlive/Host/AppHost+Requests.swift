@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// The control protocol's requests: who may ask what, and what it does to the model.
-extension Host {
+extension AppHost {
     func handle(_ request: HostRequest, from connection: ControlConnection) async -> HostReply? {
         defer { poke() }  // a request may have scheduled something sooner
         for app in apps.values { app.model.advance(to: elapsed) }
@@ -203,17 +203,24 @@ extension Host {
     /// counts (as an iOS app's didEnterBackground handler runs before it can be suspended).
     private func moveToBackground(_ app: HostedApp) async {
         guard app.model.state == .active || app.model.state == .inactive else { return }
-        _ = await ask(app, HostNotice(.lifecycle, event: "background"))
+        // The budget starts here, before the app's own copy of it: its expiration never comes first.
+        app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
+        if await ask(app, HostNotice(.lifecycle, event: "background")) == false {
+            emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
+        }
         app.model.advance(to: elapsed)
-        app.model.enterBackground()
+        app.model.backgroundHandlerFinished()
     }
 
     private func enterBackgroundWhenHandled(_ id: String) async {
         guard let app = apps[id] else { return }
-        let handled = await waitForAnswer(app, kind: "background")
-        if !handled { emit(.refused("\(id) did not answer entering the background in time")) }
         app.model.advance(to: elapsed)
-        app.model.enterBackground()
+        app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
+        if await !waitForAnswer(app, kind: "background") {
+            emit(.refused("\(id) did not answer entering the background within the notice timeout"))
+        }
+        app.model.advance(to: elapsed)
+        app.model.backgroundHandlerFinished()
         poke()
     }
 

@@ -1,0 +1,108 @@
+import Foundation
+import LocationKeepAlive
+import LocationKeepAliveMocks
+
+/// A real host in the test process (its own cgroup folder and socket) with real app
+/// processes, every event kept with the time it happened.
+final class HostHarness: Sendable {
+    let host: AppHost
+    let directory: URL
+    private let events = Locked<[(at: ContinuousClock.Instant, event: AppHost.Event)]>([])
+    private let runner: Task<Void, Never>
+    private let control: HostClient
+
+    var socket: String { host.configuration.socketPath }
+
+    init(
+        freezer: FreezerKind,
+        profile: ExecutionProfile,
+        noticeTimeout: Duration = .milliseconds(500)
+    ) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("host-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = AppHost.Configuration(socketPath: directory.appendingPathComponent("host.sock").path)
+        configuration.freezer = freezer
+        configuration.profile = profile
+        configuration.name = "keepalive.test-\(UUID().uuidString.prefix(8))"
+        configuration.noticeTimeout = noticeTimeout
+        let authorization = directory.appendingPathComponent("auth")
+        configuration.authorizationFile = { AuthorizationFile(url: authorization.appendingPathComponent("\($0).json")) }
+        let events = self.events
+        let host = try AppHost(configuration: configuration) { event in
+            events.withLock { $0.append((ContinuousClock.now, event)) }
+        }
+        self.host = host
+        runner = Task { await host.run() }
+        control = try HostClient(socketPath: configuration.socketPath)
+    }
+
+    /// The authorization file the host reads for `app` (and the app is given).
+    func authorizationFile(for app: String) -> String {
+        directory.appendingPathComponent("auth/\(app).json").path
+    }
+
+    func authorize(_ app: String, _ status: LocationAuthorization) throws {
+        try LocationAuthorizationManager(
+            application: app,
+            file: AuthorizationFile(url: URL(fileURLWithPath: authorizationFile(for: app)))
+        ).setStatus(status)
+    }
+
+    @discardableResult
+    func launch(_ app: String, modes: [String] = [], output: String? = nil, _ command: [String]) async throws -> Int32 {
+        var request = HostRequest(.launch, app: app)
+        request.modes = modes
+        request.command = command
+        request.output = output
+        return try await control.send(request).pid ?? 0
+    }
+
+    /// `background` or `foreground`; returns when the host has done it.
+    func move(_ operation: HostRequest.Operation, _ app: String) async throws {
+        try await control.send(HostRequest(operation, app: app))
+    }
+
+    func status(_ app: String) async throws -> HostAppStatus {
+        var request = HostRequest(.status, app: app)
+        request.app = app
+        guard let status = try await control.send(request).apps?.first else {
+            throw ToolMissing("no status for \(app)")
+        }
+        return status
+    }
+
+    var all: [(at: ContinuousClock.Instant, event: AppHost.Event)] { events.withLock { $0 } }
+
+    /// The first event after `start` that matches, waiting up to `timeout`; `nil` if none came.
+    func firstEvent(
+        after start: ContinuousClock.Instant,
+        within timeout: Duration,
+        _ matches: @escaping (AppHost.Event) -> Bool
+    ) async -> (at: ContinuousClock.Instant, event: AppHost.Event)? {
+        let deadline = ContinuousClock.now + Tools.bound(timeout)
+        while true {
+            if let found = all.first(where: { $0.at >= start && matches($0.event) }) { return found }
+            guard ContinuousClock.now < deadline else { return nil }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func stop() async {
+        control.close()
+        await host.shutDown()
+        await runner.value
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+extension AppHost.Event {
+    var frozenApp: String? { if case .frozen(let app, _, _) = self { app } else { nil } }
+    var thawedApp: String? { if case .thawed(let app, _) = self { app } else { nil } }
+    var killedApp: String? { if case .killed(let app, _) = self { app } else { nil } }
+    var latency: Duration? {
+        switch self {
+        case .frozen(_, let latency, _), .thawed(_, let latency): latency
+        default: nil
+        }
+    }
+}
