@@ -13,6 +13,11 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(
+            name: "FuzzHostProtocol",
+            dependencies: [.product(name: "LocationKeepAlive", package: "LocationKeepAlive")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
             name: "FuzzGPSD",
             dependencies: [.product(name: "LocationKeepAlive", package: "LocationKeepAlive")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]

@@ -21,6 +21,7 @@ struct FuzzRegressionTests {
 
     @Test func theCorpusIsThere() {
         #expect(Self.inputs("FuzzNMEA").count >= 3 && Self.inputs("FuzzGPSD").count >= 3)
+        #expect(Self.inputs("FuzzHostProtocol").count >= 3)
     }
 
     @Test(arguments: inputs("FuzzNMEA"))
@@ -50,5 +51,26 @@ struct CivilDateTests {
         #expect(CivilDate.days(year: year, month: month, day: day) == days)
         let back = CivilDate.date(days: days)
         #expect(back.year == year && back.month == month && back.day == day)
+    }
+}
+
+/// The host's control protocol decoder on the kept inputs: a request, or a clear refusal.
+struct HostProtocolFuzzRegressionTests {
+    @Test(arguments: FuzzRegressionTests.inputs("FuzzHostProtocol"))
+    func controlLineDecodesOrIsRefusedClearly(name: String) throws {
+        let line = try FuzzRegressionTests.bytes("FuzzHostProtocol", name)
+        do {
+            let request = try HostProtocol.decodeRequest(line)
+            #expect(try HostProtocol.decodeRequest(HostProtocol.encode(request).dropLast()) == request)
+            #expect(name.hasPrefix("valid"), "\(name) should have been refused")
+        } catch {
+            #expect(error.code == .badRequest && error.message.contains("not a host request"))
+            #expect(!name.hasPrefix("valid"), "\(name): \(error)")
+        }
+    }
+
+    @Test func anOverlongLineIsRefusedBeforeDecoding() {
+        let line = [UInt8](repeating: UInt8(ascii: " "), count: HostProtocol.maximumLineLength + 1)
+        #expect(throws: HostError.self) { try HostProtocol.decodeRequest(line) }
     }
 }

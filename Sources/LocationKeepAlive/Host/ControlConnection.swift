@@ -20,6 +20,9 @@ public final class ControlConnection: Sendable {
     func send(_ reply: HostReply) { socket.write(HostProtocol.encode(reply)) }
     func send(_ notice: HostNotice) { socket.write(HostProtocol.encode(notice)) }
     func close() { socket.shutDown() }
+
+    /// After a refusal: the reply is read to its end, then EOF.
+    func closeForWriting() { socket.shutDownWriting() }
 }
 
 /// Accepts connections on the control socket and hands each request, in order, to `handle`.
@@ -49,10 +52,11 @@ final class ControlServer: Sendable {
                 let (lines, feed) = AsyncStream.makeStream(of: [UInt8].self)
                 DispatchQueue(label: "keepalive.host.connection").async {
                     client.readLines(limit: HostProtocol.maximumLineLength) { line in
-                        feed.yield(line)
+                        if case .terminated = feed.yield(line) { return false }
                         return true
                     }
                     feed.finish()
+                    client.drain()
                 }
                 Task {
                     for await line in lines where !line.isEmpty {
@@ -61,7 +65,7 @@ final class ControlServer: Sendable {
                             request = try HostProtocol.decodeRequest(line)
                         } catch {
                             connection.send(HostReply(id: nil, ok: false, error: error.message))
-                            connection.close()
+                            connection.closeForWriting()
                             break
                         }
                         if let reply = await handle(request, connection) { connection.send(reply) }

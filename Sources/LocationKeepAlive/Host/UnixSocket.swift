@@ -118,6 +118,22 @@ final class UnixSocket: Sendable {
         }
     }
 
+    /// Reads and drops what the other end still sends (at most `limit` bytes), so that closing
+    /// after a refusal does not reset the connection before the refusal is read.
+    func drain(limit: Int = 1 << 20) {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var total = 0
+        while total < limit {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            total += count
+        }
+    }
+
+    /// Ends this side's writing: the other end reads to the end of what was sent, then EOF.
+    func shutDownWriting() { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+
     /// Stops reads and accepts in progress (another thread is blocked in them).
     func shutDown() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
 
