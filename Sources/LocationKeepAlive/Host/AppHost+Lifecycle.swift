@@ -62,6 +62,7 @@ extension AppHost {
         guard app.generation == generation, app.model.state == .suspended else { return }
         do {
             let latency = try await app.group.freeze()
+            recordStopped()
             emit(.frozen(app: app.id, latency: latency, answered: answered))
             if app.generation != generation { await thaw(app) }  // resumed while freezing
         } catch {
@@ -85,7 +86,7 @@ extension AppHost {
         let id = app.id
         let timer = Task { [clock, timeout = configuration.noticeTimeout] in
             try? await clock.sleep(for: timeout)
-            await self.noticeTimedOut(id, kind)
+            self.noticeTimedOut(id, kind)
         }
         await withCheckedContinuation { continuation in
             if app.answered.contains(kind) { return continuation.resume() }
@@ -104,6 +105,7 @@ extension AppHost {
         guard app.group.isFrozen else { return }
         do {
             let latency = try await app.group.thaw()
+            recordStopped()
             emit(.thawed(app: app.id, latency: latency))
             app.connection?.send(HostNotice(.didResume))
         } catch {

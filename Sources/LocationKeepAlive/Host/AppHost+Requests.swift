@@ -182,7 +182,7 @@ extension AppHost {
             app.entersBackgroundOnHello = true
             Task { [clock, timeout = configuration.noticeTimeout * 4] in
                 try? await clock.sleep(for: timeout)
-                await self.enterBackgroundIfNoHello(id)
+                self.enterBackgroundIfNoHello(id)
             }
         }
         emit(.launched(app: id, pid: app.pid!))

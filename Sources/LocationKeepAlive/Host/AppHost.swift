@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Glibc
 public import Logging
 
@@ -27,6 +27,12 @@ public actor AppHost {
         public var terminationGrace: Duration = .seconds(2)
         /// How often exits are collected and ALSA is looked at.
         public var housekeepingInterval: Duration = .milliseconds(250)
+        /// A command to start as the host's watchdog (see ``HostWatchdog``), or `nil` for none:
+        /// `keepalive host` starts `keepalive host watchdog`.
+        public var watchdog: [String]?
+
+        /// Where processes stopped with signals are listed, for the watchdog and the next host.
+        public var stoppedFile: String { socketPath + ".stopped" }
 
         public init(socketPath: String = Configuration.defaultSocketPath) {
             self.socketPath = socketPath
@@ -65,6 +71,7 @@ public actor AppHost {
     let start: ContinuousClock.Instant
     var apps: [String: HostedApp] = [:]
     let audio = ALSAObserver()
+    private var watchdogPipe: Int32?
     private var sleeper: CheckedContinuation<Void, Never>?
     private var poked = false
     private var isStopping = false
@@ -83,18 +90,43 @@ public actor AppHost {
         freezer = try Freezer.choose(configuration.freezer, name: configuration.name)
         server = try ControlServer(path: configuration.socketPath, mode: configuration.socketMode)
         start = clock.now
-        // A host that died left its apps' groups behind: never leave one frozen.
+        // A host that died left its apps behind: never leave one frozen, and take them back.
+        for pid in (ProcFS.read(configuration.stoppedFile) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
+            kill(pid, SIGCONT)
+        }
+        unlink(configuration.stoppedFile)
+        var adopted: [HostedApp] = []
         for group in freezer.thawLeftovers() {
-            let alive = !group.processes().isEmpty
-            if !alive { try? group.remove() }
+            let processes = group.processes()
+            guard let first = processes.first else {
+                try? group.remove()
+                continue
+            }
+            let authorization = LocationAuthorizationManager(
+                application: group.app,
+                file: configuration.authorizationFile(group.app),
+                logger: logger
+            )
+            let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
+            model.launch()  // in the foreground: what it was doing is not known
+            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization)
+            app.pid = first
+            app.isAdopted = true
+            app.reason = "adopted from an earlier host: thawed, in the foreground"
+            adopted.append(app)
             emit(.adopted(app: group.app, thawed: true))
         }
+        if let command = configuration.watchdog {
+            watchdogPipe = try HostWatchdog.start(command)
+        }
+        for app in adopted { apps[app.id] = app }
     }
 
     /// Serves apps until the task is cancelled, then stops them (thawed first: SIGTERM, then
     /// SIGKILL after the termination grace), removes their groups and the socket.
     public func run() async {
         emit(.started(freezer: freezer.kind, reason: freezer.reason, socket: configuration.socketPath))
+        for app in apps.values where app.isAdopted { observe(app) }
         server.start(
             handle: { request, connection in await self.handle(request, from: connection) },
             closed: { connection in await self.connectionClosed(connection) }
@@ -109,6 +141,8 @@ public actor AppHost {
         server.stop()
         await stopAll()
         freezer.removeRoot()
+        unlink(configuration.stoppedFile)
+        if let watchdogPipe { close(watchdogPipe) }  // the watchdog finds nothing frozen, and ends
         emit(.stopped)
     }
 
@@ -139,7 +173,7 @@ public actor AppHost {
         let instant = start.advanced(by: deadline)
         let timer = Task { [clock] in
             try? await clock.sleep(until: instant, tolerance: nil)
-            await self.poke()
+            self.poke()
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { sleeper = $0 }
@@ -149,13 +183,27 @@ public actor AppHost {
         timer.cancel()
     }
 
+    /// Lists every process stopped with signals now, for the watchdog.
+    func recordStopped() {
+        let stopped = apps.values.flatMap(\.group.stoppedProcesses)
+        if stopped.isEmpty {
+            unlink(configuration.stoppedFile)
+        } else {
+            HostWatchdog.record(stopped, in: configuration.stoppedFile)
+        }
+    }
+
     /// Collects exited apps and reads ALSA.
     private func housekeeping() {
         let playing = audio.playingProcesses()
         for app in apps.values {
             if let pid = app.pid {
                 var status: Int32 = 0
-                if waitpid(pid, &status, WNOHANG) == pid { appExited(app, status: status) }
+                if app.isAdopted {
+                    if app.group.processes().isEmpty { appExited(app, status: 0) }  // not our child: no status
+                } else if waitpid(pid, &status, WNOHANG) == pid {
+                    appExited(app, status: status)
+                }
             }
             let observed = app.model.state.isRunning && playing.contains(where: app.group.contains)
             if observed != app.observesAudio {
@@ -184,6 +232,7 @@ public actor AppHost {
             app.model.terminate()
         }
         app.group.signalAll(SIGKILL)  // what its children left running
+        recordStopped()
         app.watcher?.cancel()
         Task {
             for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
@@ -204,7 +253,7 @@ public actor AppHost {
         }
         for app in apps.values {
             app.group.signalAll(SIGKILL)
-            if let pid = app.pid {
+            if let pid = app.pid, !app.isAdopted {
                 var status: Int32 = 0
                 waitpid(pid, &status, 0)
             }

@@ -21,6 +21,20 @@ enum AppLauncher {
         environment: [String: String],
         output: String?
     ) throws(HostError) -> pid_t {
+        let pid = try spawn(arguments, joining: group.joinFile, environment: environment, output: output)
+        group.leader = pid
+        return pid
+    }
+
+    /// Spawns `arguments` in a new session: joining a cgroup first when `joinFile` is given,
+    /// standard input from `/dev/null` or `standardInput`, output to `output` or the host's.
+    static func spawn(
+        _ arguments: [String],
+        joining joinFile: String? = nil,
+        environment: [String: String] = [:],
+        output: String? = nil,
+        standardInput: Int32? = nil
+    ) throws(HostError) -> pid_t {
         guard let command = arguments.first, !command.isEmpty else {
             throw HostError(.launchFailed, "launch needs a command after --")
         }
@@ -31,7 +45,7 @@ enum AppLauncher {
             )
         }
         var argv = [executable] + arguments.dropFirst()
-        if let joinFile = group.joinFile {
+        if let joinFile {
             argv = ["/bin/sh", "-c", "echo $$ > \"$0\" && exec \"$@\"", joinFile] + argv
         }
         var merged = ProcessInfo.processInfo.environment
@@ -54,7 +68,11 @@ enum AppLauncher {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let standardInput {
+            posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         if let output {
             posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
@@ -69,7 +87,6 @@ enum AppLauncher {
         guard result == 0 else {
             throw HostError(.launchFailed, "cannot start \(command): \(String(cString: strerror(result)).lowercased())")
         }
-        group.leader = pid
         return pid
     }
 

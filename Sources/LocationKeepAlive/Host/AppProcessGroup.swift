@@ -36,6 +36,9 @@ public final class AppProcessGroup: Sendable {
         set { state.withLock { $0.leader = newValue } }
     }
 
+    /// Processes stopped with SIGSTOP now, for a watchdog to continue if the host dies.
+    public var stoppedProcesses: [Int32] { state.withLock { $0.stopped } }
+
     /// Whether the group is frozen now (as the host last made it).
     public var isFrozen: Bool { state.withLock { $0.isFrozen } }
 

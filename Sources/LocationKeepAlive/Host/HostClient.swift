@@ -1,5 +1,5 @@
 import Dispatch
-public import FoundationEssentials
+import FoundationEssentials
 
 /// A connection to `keepalive host`: an app's own (after ``hello(app:)``), or the
 /// compositor's (launch, move, status).

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// The host's control protocol: one JSON object a line, over a Unix stream socket.
 ///

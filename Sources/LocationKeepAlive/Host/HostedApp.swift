@@ -28,6 +28,8 @@ final class HostedApp {
     var reason: String?
     var exitStatus: Int32?
     var watcher: Task<Void, Never>?
+    /// Found running when the host started (left by one that died): not its child.
+    var isAdopted = false
 
     init(id: String, model: Application, group: AppProcessGroup, authorization: LocationAuthorizationManager) {
         self.id = id

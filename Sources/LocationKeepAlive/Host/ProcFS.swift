@@ -29,6 +29,16 @@ enum ProcFS {
         guard written == bytes.count else { throw failure("cannot write '\(text)' to \(path)") }
     }
 
+    /// Creates (or truncates) a regular file with `contents`, mode 0600.
+    static func create(_ path: String, contents: String) throws(HostError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure("cannot create \(path)") }
+        defer { close(descriptor) }
+        let bytes = Array(contents.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw failure("cannot write \(path)") }
+    }
+
     /// The calling thread's errno as a ``HostError`` with `context`.
     static func failure(_ context: String, code: HostError.Code = .freezeFailed) -> HostError {
         HostError(code, "\(context): \(String(cString: strerror(errno)).lowercased())")

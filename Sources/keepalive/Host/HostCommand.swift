@@ -12,7 +12,9 @@ extension KeepAlive {
                 stopped with signals); when the policy suspends one, it is frozen. launch, status, \
                 foreground, background and terminate speak to it on its socket.
                 """,
-            subcommands: [Serve.self, Launch.self, Status.self, Foreground.self, Background.self, Terminate.self],
+            subcommands: [
+                Serve.self, Launch.self, Status.self, Foreground.self, Background.self, Terminate.self, Watchdog.self,
+            ],
             defaultSubcommand: Serve.self
         )
     }

@@ -78,6 +78,10 @@ extension KeepAlive.HostCommand {
                 throw ValidationError("--mode must be octal permission bits such as 600, not '\(mode)'")
             }
             configuration.socketMode = bits
+            configuration.watchdog = [
+                Self.executable, "host", "watchdog", "--freezer", kind.rawValue, "--name", name,
+                "--stopped-file", configuration.stoppedFile,
+            ]
             return configuration
         }
 
@@ -98,6 +102,33 @@ extension KeepAlive.HostCommand {
                 )
             )
             try await group.run()
+        }
+    }
+}
+
+extension KeepAlive.HostCommand.Serve {
+    /// This program's own path, for the watchdog.
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+}
+
+extension KeepAlive.HostCommand {
+    /// The host's watchdog: started by the host, never by hand.
+    struct Watchdog: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Thaw what a host left frozen once it ends (started by `keepalive host`).",
+            shouldDisplay: false
+        )
+
+        @Option var freezer: String
+        @Option var name: String
+        @Option(name: .customLong("stopped-file")) var stoppedFile: String
+
+        func run() throws {
+            guard let kind = FreezerKind(rawValue: freezer) else { throw ValidationError("--freezer: unknown '\(freezer)'") }
+            let done = HostWatchdog.watch(freezer: kind, name: name, stoppedFile: stoppedFile)
+            if !done.isEmpty { Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n") }
         }
     }
 }

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// The one receiver behind an ``NMEAReplaySource``: a log playing on its own clock.
 ///

@@ -1,0 +1,90 @@
+import Foundation
+import Glibc
+import LocationKeepAlive
+import Subprocess
+import SystemPackage
+import Testing
+
+/// The host going away never leaves an app frozen: `keepalive host` (the real daemon, with
+/// its watchdog) killed with SIGKILL while an app is frozen, then started again.
+@Suite(.timeLimit(.minutes(3)), .serialized)
+struct HostCrashTests {
+    @Test(arguments: [FreezerKind.cgroup2, .cgroup1, .signal])
+    func aKilledHostsWatchdogThawsItsAppsAndTheNextHostTakesThemBack(freezer: FreezerKind) async throws {
+        let keepalive = try Tools.keepalive.path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("host.sock").path
+        let name = "keepalive.crash-\(UUID().uuidString.prefix(8))"
+        let serve = ["host", "--socket", socket, "--freezer", freezer.rawValue, "--name", name, "--json"]
+        let heartbeat = Heartbeat()
+        defer { heartbeat.remove() }
+
+        let first = try startHost(keepalive, serve)
+        try await waitUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socket) }
+        _ = try await runCommand(keepalive, ["host", "launch", "--socket", socket, "--app", "beat", "--", "sh", "-c", heartbeat.loop])
+        try await heartbeat.waitForBeats(2)
+        _ = try await runCommand(keepalive, ["host", "background", "--socket", socket, "--app", "beat"])
+        try await Task.sleep(for: .milliseconds(300))
+        let frozenCount = heartbeat.count
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(heartbeat.count <= frozenCount + 1, "frozen before the crash")
+
+        kill(first, SIGKILL)
+        var status: Int32 = 0
+        waitpid(first, &status, 0)
+        let killedAt = ContinuousClock.now
+        try await heartbeat.waitForBeats(frozenCount + 3, timeout: .seconds(5))
+        print("host crash, \(freezer): the watchdog thawed the app; heartbeat back \(killedAt.duration(to: .now)) after kill -9")
+
+        let second = try startHost(keepalive, serve)
+        defer {
+            kill(second, SIGTERM)
+            var status: Int32 = 0
+            waitpid(second, &status, 0)
+        }
+        try await waitUntil(timeout: .seconds(10)) {
+            (try? HostClient(socketPath: socket)) != nil
+        }
+        let listing = try await runCommand(keepalive, ["host", "status", "--socket", socket, "--json"])
+        if freezer == .signal {
+            // With signals there is no group to find again: the app was continued and runs on its own.
+            #expect(!listing.lines.joined().contains("\"beat\""))
+            for pid in TestProcesses.running(mentioning: heartbeat.path) { kill(pid, SIGKILL) }
+        } else {
+            #expect(listing.lines.joined().contains(#""app":"beat""#))
+            #expect(listing.lines.joined().contains("adopted from an earlier host"))
+            _ = try await runCommand(keepalive, ["host", "terminate", "--socket", socket, "--app", "beat"])
+            let stopped = heartbeat.count
+            try await Task.sleep(for: .seconds(3))
+            #expect(heartbeat.count <= stopped + 1, "terminated")
+        }
+    }
+
+    private func startHost(_ keepalive: String, _ arguments: [String]) throws -> pid_t {
+        var pid: pid_t = 0
+        let argv = [keepalive] + arguments
+        var pointers = argv.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        guard posix_spawn(&pid, keepalive, &actions, nil, &pointers, environ) == 0 else {
+            throw ToolMissing("cannot start \(keepalive)")
+        }
+        return pid
+    }
+}
+
+/// Processes of the test's own, found by their command line.
+enum TestProcesses {
+    /// The shell loops writing to `path` (a test's own heartbeat), to clean up after.
+    static func running(mentioning path: String) -> [pid_t] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.compactMap(pid_t.init).filter { pid in
+            ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains(path)
+        }
+    }
+}
