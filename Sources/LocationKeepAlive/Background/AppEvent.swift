@@ -12,6 +12,10 @@ public enum AppEvent: Sendable, Hashable, CustomStringConvertible {
     case resumed
     /// The app was killed; `willTerminate` is not sent for these.
     case terminated(TerminationReason)
+    /// A scheduled request began to run (its identifier).
+    case scheduledTaskStarted(String)
+    /// A scheduled task ended: completed by the app, or its time ran out.
+    case scheduledTaskEnded(String, completed: Bool)
 
     public var description: String {
         switch self {
@@ -24,6 +28,9 @@ public enum AppEvent: Sendable, Hashable, CustomStringConvertible {
         case .suspended(let cause): "suspended (\(cause))"
         case .resumed: "resumed"
         case .terminated(let reason): "terminated (\(reason))"
+        case .scheduledTaskStarted(let identifier): "scheduled task \(identifier) started"
+        case .scheduledTaskEnded(let identifier, let completed):
+            "scheduled task \(identifier) \(completed ? "completed" : "ran out of time")"
         }
     }
 }
@@ -42,6 +49,8 @@ public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringCo
     case locationStopped
     /// The host outside the app (`keepalive host`) froze it under its own copy of the rules.
     case frozenByHost
+    /// A scheduled task's time ran out before the app completed it.
+    case scheduledTaskExpired
 
     public var description: String {
         switch self {
@@ -51,6 +60,7 @@ public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringCo
         case .audioStopped: "audio stopped"
         case .locationStopped: "location activity stopped"
         case .frozenByHost: "the host froze it"
+        case .scheduledTaskExpired: "its scheduled task ran out of time"
         }
     }
 }

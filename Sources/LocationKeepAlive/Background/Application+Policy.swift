@@ -77,6 +77,7 @@ extension Application {
 
     /// What keeps the app running now, or why it should be suspended.
     func suspensionCause() -> SuspensionCause? {
+        if scheduledTask != nil { return nil }
         if let deadline = budgetDeadline, now < deadline {
             if !tasks.isEmpty { return nil }
             if expirationWarned { return nil }  // ended in the expiration window: the time left is its own

@@ -52,6 +52,15 @@ public final class Application {
     var locationGraceUntil: Duration = .zero
     var lastKeptAliveBy: SuspensionCause?
     var entryGraceUntil: Duration = .zero
+
+    // Scheduled background work.
+    var scheduledRequests: [String: BackgroundTaskRequest] = [:]
+    var scheduledHandlers: [String: (ScheduledBackgroundTask) -> Void] = [:]
+    var scheduledTask:
+        (task: ScheduledBackgroundTask, request: BackgroundTaskRequest?, deadline: Duration, warned: Bool)?
+    var currentConditions = SystemConditions()
+    /// Runs scheduled tasks that have no handler of their own (a host serving other processes).
+    public var defaultScheduledHandler: ((ScheduledBackgroundTask) -> Void)?
     var handlerUntil: Duration = .zero
 
     // Timers and scheduled work.
@@ -220,6 +229,12 @@ public final class Application {
             fireTimer(id, generation: generation)
         case .system(let id):
             systemWork.removeValue(forKey: id)?()
+        case .scheduledCheck:
+            runDueScheduledTask()
+        case .scheduledWarning(let number):
+            expireScheduledTask(number)
+        case .scheduledEnd(let number):
+            endScheduledTask(number)
         }
     }
 
@@ -229,6 +244,7 @@ public final class Application {
         timers.removeAll()
         audioPlaybackCount = 0
         locationActivityCount = 0
+        scheduledTask = nil
         stopBudget()
     }
 
@@ -253,4 +269,7 @@ enum Scheduled {
     case budgetEnd(generation: Int)
     case timer(id: Int, generation: Int)
     case system(Int)
+    case scheduledCheck
+    case scheduledWarning(Int)
+    case scheduledEnd(Int)
 }

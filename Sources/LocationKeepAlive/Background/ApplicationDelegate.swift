@@ -37,6 +37,7 @@ extension Application {
         case .suspended(let cause): delegate.application(self, didSuspendBecause: cause)
         case .resumed: delegate.applicationDidResume(self)
         case .terminated(let reason): delegate.application(self, wasTerminatedBecause: reason)
+        case .scheduledTaskStarted, .scheduledTaskEnded: break  // the task handler hears of these
         }
     }
 }

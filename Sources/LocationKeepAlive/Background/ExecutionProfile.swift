@@ -22,6 +22,10 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
     /// After entering the background, the app runs this long even with nothing keeping it
     /// alive (Android and Ubuntu Touch freeze an app a fixed time after it leaves the screen).
     public var backgroundEntryGrace: Duration
+    /// How long a scheduled refresh task may run (BGAppRefreshTask: about 30 s).
+    public var refreshBudget: Duration = .seconds(30)
+    /// The longest a scheduled processing task may run while its conditions hold.
+    public var processingCap: Duration = .seconds(600)
 
     public init(
         name: String,

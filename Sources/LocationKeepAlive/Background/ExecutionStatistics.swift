@@ -26,12 +26,16 @@ public struct ExecutionStatistics: Sendable, Hashable {
     /// Background tasks begun, and expiration handlers called.
     public var backgroundTasksBegun = 0
     public var expirationHandlersCalled = 0
+    /// Scheduled requests submitted, and run.
+    public var scheduledTasksSubmitted = 0
+    public var scheduledTasksRun = 0
 
     public static func == (lhs: ExecutionStatistics, rhs: ExecutionStatistics) -> Bool {
         lhs.firstBackgroundEntry == rhs.firstBackgroundEntry && lhs.backgroundEntries == rhs.backgroundEntries
             && lhs.backgroundRunningTime == rhs.backgroundRunningTime && lhs.suspendedTime == rhs.suspendedTime
             && lhs.suspensions == rhs.suspensions && lhs.termination?.at == rhs.termination?.at
             && lhs.termination?.reason == rhs.termination?.reason && lhs.wakeups == rhs.wakeups
+            && lhs.scheduledTasksRun == rhs.scheduledTasksRun
     }
 
     public func hash(into hasher: inout Hasher) {

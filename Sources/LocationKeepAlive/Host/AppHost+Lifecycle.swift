@@ -49,6 +49,20 @@ extension AppHost {
         }
     }
 
+    /// Scheduled work of the app's, run by the model: the app is told to do it (after the
+    /// thaw the model's resume started), and told when its time is nearly up.
+    func serveScheduledTasks(_ app: HostedApp) {
+        let id = app.id
+        app.model.conditions = configuration.conditions()
+        app.model.defaultScheduledHandler = { [weak self] task in
+            let name = task.identifier
+            self?.assumeIsolated { $0.apps[id]?.connection?.send(HostNotice(.runTask, name: name)) }
+            task.expirationHandler = { [weak self] in
+                self?.assumeIsolated { $0.apps[id]?.connection?.send(HostNotice(.expiring, name: name)) }
+            }
+        }
+    }
+
     /// A host-side background task is about to run out: the app should end it.
     func expiring(_ id: String, task number: Int) {
         apps[id]?.connection?.send(HostNotice(.expiring, task: number))

@@ -22,13 +22,8 @@ extension AppHost {
     ) async throws(HostError) -> HostReply {
         switch request.op {
         case .hello: return try hello(request, from: connection)
-        case .beginTask, .endTask, .audio, .location, .ack:
+        case .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete:
             return try report(request, by: try caller(connection))
-        case .schedule, .complete:
-            throw HostError(
-                .badRequest,
-                "\(request.op.rawValue): scheduled background work is not served by this host yet"
-            )
         case .launch:
             try requireController(connection)
             return try launch(request)
@@ -119,6 +114,33 @@ extension AppHost {
             } else if app.model.locationActivityCount > 0 {
                 app.model.endLocationActivity()
             }
+        case .schedule:
+            guard let name = request.name, !name.isEmpty else { throw HostError(.badRequest, "schedule needs name") }
+            guard let kind = BackgroundTaskRequest.Kind(rawValue: request.kind ?? "refresh") else {
+                throw HostError(.badRequest, "schedule kind is refresh or processing, not \(request.kind ?? "")")
+            }
+            let earliest = request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) }
+            do {
+                try app.model.submit(
+                    BackgroundTaskRequest(
+                        identifier: name,
+                        kind: kind,
+                        earliestBeginDate: earliest.map { app.model.now + $0 },
+                        requiresExternalPower: request.power ?? false,
+                        requiresNetworkConnectivity: request.network ?? false
+                    )
+                )
+            } catch {
+                throw HostError(.notPermitted, "app \(app.id): \(error.message)")
+            }
+        case .complete:
+            guard let running = app.model.runningScheduledTask, running.identifier == request.name else {
+                throw HostError(
+                    .badRequest,
+                    "no scheduled task \(request.name ?? "(no name)") is running for \(app.id)"
+                )
+            }
+            running.setTaskCompleted(success: request.success ?? true)
         case .ack:
             guard let notice = request.notice else { throw HostError(.badRequest, "ack needs notice") }
             app.answered.insert(notice)
@@ -160,6 +182,7 @@ extension AppHost {
         let app = HostedApp(id: id, model: model, group: group, authorization: authorization)
         let previous = apps.updateValue(app, forKey: id)
         observe(app)
+        serveScheduledTasks(app)
         model.launch()
         do {
             app.pid = try group.launch(

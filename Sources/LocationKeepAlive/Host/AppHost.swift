@@ -27,6 +27,8 @@ public actor AppHost {
         public var terminationGrace: Duration = .seconds(2)
         /// How often exits are collected and ALSA is looked at.
         public var housekeepingInterval: Duration = .milliseconds(250)
+        /// Where scheduled work's conditions come from (the kernel; a test's own files in tests).
+        public var conditions: @Sendable () -> SystemConditions = { SystemConditionsProbe().read() }
         /// A command to start as the host's watchdog (see ``HostWatchdog``), or `nil` for none:
         /// `keepalive host` starts `keepalive host watchdog`.
         public var watchdog: [String]?
@@ -195,6 +197,11 @@ public actor AppHost {
 
     /// Collects exited apps and reads ALSA.
     private func housekeeping() {
+        if apps.values.contains(where: { !$0.model.pendingTaskRequests.isEmpty || $0.model.runningScheduledTask != nil }
+        ) {
+            let conditions = configuration.conditions()
+            for app in apps.values { app.model.conditions = conditions }
+        }
         let playing = audio.playingProcesses()
         for app in apps.values {
             if let pid = app.pid {

@@ -72,6 +72,9 @@ final class HostedApp {
             let left = app.backgroundTimeRemaining.map { ", \($0.secondsText) left" } ?? ""
             reasons.append("background task '\(task.name)' (#\(number)\(left))")
         }
+        if let task = app.runningScheduledTask {
+            reasons.append("scheduled \(task.kind.rawValue) task '\(task.identifier)'")
+        }
         if app.audioPlaybackCount > 0, app.backgroundModes.contains(.audio) {
             reasons.append(observesAudio ? "audio (observed on ALSA)" : "audio (reported)")
         }

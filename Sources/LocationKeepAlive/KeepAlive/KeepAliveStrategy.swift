@@ -18,6 +18,9 @@ public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Cod
     case continuousLocation = "continuous-location"
     /// A background task, then every 10 s a location poll (always) or 0.2 s of silence (otherwise).
     case hybrid
+    /// Suspended in the background, woken by a scheduled refresh task every interval for one
+    /// fix (needs the fetch mode).
+    case scheduledRefresh = "scheduled-refresh"
 
     public var description: String { rawValue }
 
@@ -40,6 +43,7 @@ public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Cod
             case .audioLoop: TaskThenAssertionKeepAlive.audioLoop(context)
             case .continuousLocation: TaskThenAssertionKeepAlive.continuousLocation(context)
             case .hybrid: HybridKeepAlive(context, options: hybridOptions, isLowPower: isLowPower)
+            case .scheduledRefresh: ScheduledRefreshKeepAlive(context, interval: hybridOptions.interval)
             }
         context.app.addObserver { [strategy] event in strategy.handle(event) }
         return strategy

@@ -10,6 +10,8 @@
 /// 3h auth when-in-use
 /// 4h gps down
 /// 4h10m gps up
+/// 5h power off
+/// 6h network down
 /// ```
 public struct SimulationScript: Sendable, Hashable {
     public enum Action: Sendable, Hashable, CustomStringConvertible {
@@ -19,6 +21,10 @@ public struct SimulationScript: Sendable, Hashable {
         case authorization(LocationAuthorization)
         /// The receiver (gpsd) stops or starts answering.
         case gps(available: Bool)
+        /// External power is plugged in or out (scheduled processing may need it).
+        case power(Bool)
+        /// The network comes up or goes down (scheduled processing may need it).
+        case network(Bool)
 
         public var description: String {
             switch self {
@@ -27,6 +33,8 @@ public struct SimulationScript: Sendable, Hashable {
             case .terminate: "terminate"
             case .authorization(let status): "auth \(status)"
             case .gps(let available): available ? "gps up" : "gps down"
+            case .power(let on): on ? "power on" : "power off"
+            case .network(let up): up ? "network up" : "network down"
             }
         }
     }
@@ -68,9 +76,14 @@ public struct SimulationScript: Sendable, Hashable {
                 action = .authorization(parsed)
             case ("gps", "down", 3): action = .gps(available: false)
             case ("gps", "up", 3): action = .gps(available: true)
+            case ("power", "on", 3): action = .power(true)
+            case ("power", "off", 3): action = .power(false)
+            case ("network", "up", 3): action = .network(true)
+            case ("network", "down", 3): action = .network(false)
             default:
                 throw fail(
-                    "expected background, foreground, terminate, auth STATUS or gps up|down, not '\(words.dropFirst().joined(separator: " "))'"
+                    "expected background, foreground, terminate, auth STATUS, gps up|down, power on|off or network up|down, "
+                        + "not '\(words.dropFirst().joined(separator: " "))'"
                 )
             }
             events.append(Event(time: time, action: action))

@@ -83,6 +83,8 @@ public struct Simulator {
             case .terminate: app.terminate()
             case .authorization(let status): app.authorization = status
             case .gps(let available): location.isAvailable = available
+            case .power(let on): app.conditions.hasExternalPower = on
+            case .network(let up): app.conditions.hasNetwork = up
             }
         }
         app.advance(to: duration)

@@ -126,9 +126,13 @@ extension KeepAlive.HostCommand {
         @Option(name: .customLong("stopped-file")) var stoppedFile: String
 
         func run() throws {
-            guard let kind = FreezerKind(rawValue: freezer) else { throw ValidationError("--freezer: unknown '\(freezer)'") }
+            guard let kind = FreezerKind(rawValue: freezer) else {
+                throw ValidationError("--freezer: unknown '\(freezer)'")
+            }
             let done = HostWatchdog.watch(freezer: kind, name: name, stoppedFile: stoppedFile)
-            if !done.isEmpty { Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n") }
+            if !done.isEmpty {
+                Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n")
+            }
         }
     }
 }

@@ -12,7 +12,9 @@ struct HostCrashTests {
     @Test(arguments: [FreezerKind.cgroup2, .cgroup1, .signal])
     func aKilledHostsWatchdogThawsItsAppsAndTheNextHostTakesThemBack(freezer: FreezerKind) async throws {
         let keepalive = try Tools.keepalive.path
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "crash-\(UUID().uuidString.prefix(8))"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("host.sock").path
@@ -23,7 +25,10 @@ struct HostCrashTests {
 
         let first = try startHost(keepalive, serve)
         try await waitUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socket) }
-        _ = try await runCommand(keepalive, ["host", "launch", "--socket", socket, "--app", "beat", "--", "sh", "-c", heartbeat.loop])
+        _ = try await runCommand(
+            keepalive,
+            ["host", "launch", "--socket", socket, "--app", "beat", "--", "sh", "-c", heartbeat.loop]
+        )
         try await heartbeat.waitForBeats(2)
         _ = try await runCommand(keepalive, ["host", "background", "--socket", socket, "--app", "beat"])
         try await Task.sleep(for: .milliseconds(300))
@@ -36,7 +41,9 @@ struct HostCrashTests {
         waitpid(first, &status, 0)
         let killedAt = ContinuousClock.now
         try await heartbeat.waitForBeats(frozenCount + 3, timeout: .seconds(5))
-        print("host crash, \(freezer): the watchdog thawed the app; heartbeat back \(killedAt.duration(to: .now)) after kill -9")
+        print(
+            "host crash, \(freezer): the watchdog thawed the app; heartbeat back \(killedAt.duration(to: .now)) after kill -9"
+        )
 
         let second = try startHost(keepalive, serve)
         defer {

@@ -10,6 +10,8 @@ final class HostHarness: Sendable {
     private let events = Locked<[(at: ContinuousClock.Instant, event: AppHost.Event)]>([])
     private let runner: Task<Void, Never>
     private let control: HostClient
+    /// What the host reads as power and network (scheduled work's conditions).
+    let conditions = Locked(SystemConditions())
 
     var socket: String { host.configuration.socketPath }
 
@@ -27,6 +29,8 @@ final class HostHarness: Sendable {
         configuration.noticeTimeout = noticeTimeout
         let authorization = directory.appendingPathComponent("auth")
         configuration.authorizationFile = { AuthorizationFile(url: authorization.appendingPathComponent("\($0).json")) }
+        let conditions = self.conditions
+        configuration.conditions = { conditions.withLock { $0 } }
         let events = self.events
         let host = try AppHost(configuration: configuration) { event in
             events.withLock { $0.append((ContinuousClock.now, event)) }
