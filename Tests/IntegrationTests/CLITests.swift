@@ -171,6 +171,16 @@ struct CLITests {
         ["auth", "request", "always", "--answer", "maybe"],
         ["auth", "request", "sometimes", "--answer", "always"],
         ["auth", "status", "--auth-file", ""],
+        ["host", "--freezer", "ice"],
+        ["host", "--policy", "windows"],
+        ["host", "--mode", "999"],
+        ["host", "--notice-timeout", "soon"],
+        ["host", "--name", "a/b"],
+        ["host", "launch", "--app", "x"],
+        ["host", "launch", "--app", "x", "--modes", "telepathy", "--", "true"],
+        ["host", "status", "--socket", ""],
+        ["run", "--host-socket", "/tmp/x.sock"],
+        ["simulate", "--fix-latency", "-1s"],
     ])
     func badArgumentsExit64WithAMessage(arguments: [String]) async throws {
         let result = try await runCommand(try Tools.keepalive.path, arguments, timeout: .seconds(30))

@@ -96,8 +96,9 @@ struct HostScenarioTests {
         await harness.stop()
     }
 
-    @Test func aTaskStillOpenAtTheEndOfTheBudgetGetsTheAppKilled() async throws {
-        let harness = try await HostHarness(freezer: .cgroup2, profile: Self.profile)
+    @Test(arguments: freezers)
+    func aTaskStillOpenAtTheEndOfTheBudgetGetsTheAppKilled(freezer: FreezerKind) async throws {
+        let harness = try await HostHarness(freezer: freezer, profile: Self.profile)
         // A raw protocol client: begins a task on entering the background and never ends it.
         let script = """
             import json, os, socket
@@ -121,7 +122,7 @@ struct HostScenarioTests {
         if case .killed(_, let reason) = killed.event {
             #expect(reason.contains("background task 'upload' was not ended"))
         }
-        expectClose(backgroundAt.duration(to: killed.at), .seconds(2), "killed at the budget")
+        expectClose(backgroundAt.duration(to: killed.at), .seconds(2), "killed at the budget, \(freezer)")
         try await waitUntil(timeout: .seconds(5)) {
             harness.all.contains { if case .exited("stuck", _) = $0.event { true } else { false } }
         }

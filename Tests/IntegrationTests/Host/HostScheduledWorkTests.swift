@@ -30,7 +30,7 @@ struct HostScheduledWorkTests {
         return ["/usr/bin/python3", "-c", script]
     }
 
-    @Test(arguments: [FreezerKind.cgroup2, .signal])
+    @Test(arguments: [FreezerKind.cgroup2, .cgroup1, .signal])
     func aRefreshThawsAFrozenAppRunsAndItIsFrozenAgain(freezer: FreezerKind) async throws {
         let harness = try await HostHarness(freezer: freezer, profile: HostScenarioTests.profile)
         let log = harness.directory.appendingPathComponent("ran.log").path
