@@ -34,8 +34,9 @@ class Host:
             time.sleep(0.01)
         self.events = []
 
-    def ctl(self, *args):
-        subprocess.run([keepalive, "host", *args, "--socket", self.socket], check=True, stdout=subprocess.DEVNULL)
+    def ctl(self, command, *args):
+        subprocess.run([keepalive, "host", command, "--socket", self.socket, *args], check=True,
+                       stdout=subprocess.DEVNULL)
 
     def stop(self):
         self.process.terminate()

@@ -1,6 +1,29 @@
 import ArgumentParser
 import LocationKeepAlive
 
+/// The host's rules, shared by `run` and `host`: a named policy, with its budget and grace
+/// overridden if asked. Without `--policy`, the command's own default.
+struct PolicyOptions: ParsableArguments {
+    @Option(
+        help:
+            "Host rules: ios13, ios12, android, ubuntu-touch or unlimited (default: unlimited for run, ios13 for host)."
+    )
+    var policy: String?
+
+    @Option(help: ArgumentHelp("Override the policy's background time.", valueName: "duration"))
+    var budget: String?
+
+    @Option(
+        help: ArgumentHelp("Override the grace after audio stops or a location request ends.", valueName: "duration")
+    )
+    var grace: String?
+
+    /// The rules, with `fallback` when no policy was named.
+    func profile(default fallback: String) throws -> ExecutionProfile {
+        try DriverParsing.profile(named: policy ?? fallback, option: "--policy", budget: budget, grace: grace)
+    }
+}
+
 /// Parsing shared by `run` and `simulate`: the host profile and the hybrid driver's options.
 enum DriverParsing {
     /// A named profile, with its budget overridden if asked (a custom profile).

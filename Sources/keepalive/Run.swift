@@ -18,19 +18,8 @@ extension KeepAlive {
 
         @OptionGroup var source: SourceOptions
 
-        @Option(help: "Host rules: unlimited (a plain Linux daemon, the default), ios13, ios12, android, ubuntu-touch.")
-        var policy: String = "unlimited"
-
-        @Option(help: ArgumentHelp("Override the policy's background time.", valueName: "duration"))
-        var budget: String?
-
-        @Option(
-            help: ArgumentHelp(
-                "Override the grace after audio stops or a location request ends.",
-                valueName: "duration"
-            )
-        )
-        var grace: String?
+        /// Without --policy: unlimited, a plain Linux daemon (under --host, the host's rules).
+        @OptionGroup var rules: PolicyOptions
 
         @Option(help: "hybrid (default), none, background-task, renewal, audio-loop, continuous-location.")
         var strategy: String = "hybrid"
@@ -93,12 +82,7 @@ extension KeepAlive {
 
         func makeConfiguration() throws -> KeepAliveService.Configuration {
             var configuration = KeepAliveService.Configuration()
-            configuration.profile = try DriverParsing.profile(
-                named: policy,
-                option: "--policy",
-                budget: budget,
-                grace: grace
-            )
+            configuration.profile = try rules.profile(default: "unlimited")
             configuration.strategy = try DriverParsing.strategy(strategy)
             configuration.hybrid = try DriverParsing.hybrid(
                 interval: interval,

@@ -21,19 +21,8 @@ extension KeepAlive.HostCommand {
         @Option(help: "cgroup2, cgroup1, signal, or auto (the first that works here).")
         var freezer: String = "auto"
 
-        @Option(help: "Rules: ios13 (default), ios12, android, ubuntu-touch, unlimited.")
-        var policy: String = "ios13"
-
-        @Option(help: ArgumentHelp("Override the policy's background time.", valueName: "duration"))
-        var budget: String?
-
-        @Option(
-            help: ArgumentHelp(
-                "Override the grace after audio stops or a location request ends.",
-                valueName: "duration"
-            )
-        )
-        var grace: String?
+        /// Without --policy: ios13.
+        @OptionGroup var rules: PolicyOptions
 
         @Option(
             name: .customLong("notice-timeout"),
@@ -60,12 +49,7 @@ extension KeepAlive.HostCommand {
                 throw ValidationError("--freezer must be auto, cgroup2, cgroup1 or signal, not '\(freezer)'")
             }
             configuration.freezer = kind
-            configuration.profile = try DriverParsing.profile(
-                named: policy,
-                option: "--policy",
-                budget: budget,
-                grace: grace
-            )
+            configuration.profile = try rules.profile(default: "ios13")
             guard let notice = Duration(parsing: noticeTimeout), notice >= .zero else {
                 throw ValidationError("--notice-timeout must be a duration such as 500ms, not '\(noticeTimeout)'")
             }

@@ -62,23 +62,13 @@ struct HostControlTests {
         let heartbeat = Heartbeat()
         defer { heartbeat.remove() }
         try await harness.launch("victim", ["sh", "-c", heartbeat.loop])
-        let answers = harness.directory.appendingPathComponent("answers").path
-        let script = """
-            import json, os, socket
-            s = socket.socket(socket.AF_UNIX); s.connect(os.environ["KEEPALIVE_HOST_SOCKET"])
-            f = s.makefile("rw")
-            out = open("\(answers)", "w")
-            for i, o in enumerate([{"op": "hello", "app": "victim"}, {"op": "background", "app": "victim"},
-                                   {"op": "hello", "app": os.environ["KEEPALIVE_APP"]}]):
-                o["id"] = i + 1
-                f.write(json.dumps(o) + "\\n"); f.flush()
-                out.write(f.readline()); out.flush()
-            """
-        try await harness.launch("rogue", ["/usr/bin/python3", "-c", script])
-        try await waitUntil(timeout: .seconds(10)) {
-            ((try? String(contentsOfFile: answers, encoding: .utf8)) ?? "").split(separator: "\n").count == 3
-        }
-        let lines = try String(contentsOfFile: answers, encoding: .utf8).split(separator: "\n")
+        let path = harness.directory.appendingPathComponent("answers").path
+        let requests = [
+            #"{"op": "hello", "app": "victim"}"#, #"{"op": "background", "app": "victim"}"#,
+            #"{"op": "hello", "app": "$APP"}"#,
+        ]
+        try await harness.launch("rogue", rawProtocolApp(sending: requests, answersTo: path))
+        let lines = try await answers(in: path, count: 3)
         #expect(lines[0].contains("is not in app victim's group"))
         #expect(lines[1].contains("belongs to app rogue: an app may not move apps"))
         #expect(lines[2].contains(#""ok":true"#), "it may speak for itself")

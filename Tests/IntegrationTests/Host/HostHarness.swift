@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import Testing
 
 /// A real host in the test process (its own cgroup folder and socket) with real app
 /// processes, every event kept with the time it happened.
@@ -109,4 +110,29 @@ extension AppHost.Event {
         default: nil
         }
     }
+}
+
+/// A raw protocol client as an app's command: sends each request (JSON, `$APP` standing for
+/// its own app id, ids added) and writes each reply line to `answers`.
+func rawProtocolApp(sending requests: [String], answersTo answers: String) -> [String] {
+    let script = """
+        import json, os, socket, sys
+        s = socket.socket(socket.AF_UNIX); s.connect(os.environ["KEEPALIVE_HOST_SOCKET"])
+        f = s.makefile("rw")
+        out = open(sys.argv[1], "w")
+        for i, text in enumerate(sys.argv[2:]):
+            o = json.loads(text.replace("$APP", os.environ["KEEPALIVE_APP"]))
+            o["id"] = i + 1
+            f.write(json.dumps(o) + "\\n"); f.flush()
+            out.write(f.readline()); out.flush()
+        """
+    return ["/usr/bin/python3", "-c", script, answers] + requests
+}
+
+/// The reply lines a ``rawProtocolApp(sending:answersTo:)`` wrote, once there are `count`.
+func answers(in path: String, count: Int) async throws -> [Substring] {
+    try await waitUntil(timeout: .seconds(10)) {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count == count
+    }
+    return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
 }

@@ -92,24 +92,13 @@ struct HostScheduledWorkTests {
 
     @Test func schedulingWithoutTheModeIsRefused() async throws {
         let harness = try await HostHarness(freezer: .signal, profile: HostScenarioTests.profile)
-        let log = harness.directory.appendingPathComponent("answers").path
-        let script = """
-            import json, os, socket
-            s = socket.socket(socket.AF_UNIX); s.connect(os.environ["KEEPALIVE_HOST_SOCKET"])
-            f = s.makefile("rw")
-            out = open("\(log)", "w")
-            for i, o in enumerate([{"op": "hello", "app": os.environ["KEEPALIVE_APP"]},
-                                   {"op": "schedule", "name": "r", "kind": "refresh"},
-                                   {"op": "schedule", "name": "r", "kind": "weekly"}]):
-                o["id"] = i + 1
-                f.write(json.dumps(o) + "\\n"); f.flush()
-                out.write(f.readline()); out.flush()
-            """
-        try await harness.launch("nofetch", ["/usr/bin/python3", "-c", script])
-        try await waitUntil(timeout: .seconds(10)) {
-            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").count == 3
-        }
-        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let path = harness.directory.appendingPathComponent("answers").path
+        let requests = [
+            #"{"op": "hello", "app": "$APP"}"#, #"{"op": "schedule", "name": "r", "kind": "refresh"}"#,
+            #"{"op": "schedule", "name": "r", "kind": "weekly"}"#,
+        ]
+        try await harness.launch("nofetch", rawProtocolApp(sending: requests, answersTo: path))
+        let lines = try await answers(in: path, count: 3)
         #expect(lines[1].contains("turn on the fetch background mode"))
         #expect(lines[2].contains("refresh or processing"))
         await harness.stop()
