@@ -109,8 +109,9 @@ extension KeepAlive {
                     hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? AppHost.Configuration.defaultSocketPath
                 do {
                     let client = try HostClient(socketPath: socket)
-                    let (profile, state) = try await client.hello(app: appID)
+                    let (profile, state, modes) = try await client.hello(app: appID)
                     configuration.profile = profile
+                    configuration.backgroundModes = modes  // what the host launched it with
                     configuration.startsInBackground = state == "background"
                     configuration.host = (client, appID)
                 } catch {

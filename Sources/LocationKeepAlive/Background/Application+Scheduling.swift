@@ -24,7 +24,29 @@ extension Application {
         }
         scheduledRequests[request.identifier] = request
         statistics.scheduledTasksSubmitted += 1
+        onActivity?(.scheduledRequestSubmitted(request, delay: request.earliestBeginDate.map { max(.zero, $0 - now) }))
+        guard !schedulesRequestsElsewhere else { return }
         queue.insert(.scheduledCheck, at: max(now, request.earliestBeginDate ?? now))
+    }
+
+    /// Runs a submitted request now, because the host outside the app said so (it checked
+    /// the time and the conditions); resumes a suspended app.
+    public func runScheduledTask(identifier: String) {
+        guard scheduledTask == nil, state == .background || state == .suspended,
+            let request = scheduledRequests[identifier]
+        else {
+            return logger.debug(
+                "scheduled task not run",
+                metadata: ["identifier": "\(identifier)", "state": "\(state)"]
+            )
+        }
+        start(request)
+    }
+
+    /// The host outside the app says the running task's time is nearly up.
+    public func expireScheduledTask(identifier: String) {
+        guard let running = scheduledTask, running.task.identifier == identifier else { return }
+        expireScheduledTask(running.task.number)
     }
 
     /// Cancels a pending request.
@@ -63,6 +85,10 @@ extension Application {
                 ($0.earliestBeginDate ?? .zero) <= now && $0.canRun(under: currentConditions)
             })
         else { return }
+        start(request)
+    }
+
+    private func start(_ request: BackgroundTaskRequest) {
         scheduledRequests[request.identifier] = nil
         if state == .suspended { resume() }
         lastTimerID += 1
@@ -90,6 +116,7 @@ extension Application {
     func scheduledTaskCompleted(_ task: ScheduledBackgroundTask, success: Bool) {
         guard let running = scheduledTask, running.task === task else { return }
         scheduledTask = nil
+        onActivity?(.scheduledTaskCompleted(task.identifier, success: success))
         logger.info(
             "scheduled task completed",
             metadata: ["identifier": "\(task.identifier)", "success": "\(success)"]

@@ -59,6 +59,9 @@ public final class Application {
     var scheduledTask:
         (task: ScheduledBackgroundTask, request: BackgroundTaskRequest?, deadline: Duration, warned: Bool)?
     var currentConditions = SystemConditions()
+    /// Submitted requests are run when ``runScheduledTask(identifier:)`` says, not by this
+    /// model's clock: a hosted app, whose host decides (reported through ``onActivity``).
+    public var schedulesRequestsElsewhere = false
     /// Runs scheduled tasks that have no handler of their own (a host serving other processes).
     public var defaultScheduledHandler: ((ScheduledBackgroundTask) -> Void)?
     var handlerUntil: Duration = .zero

@@ -10,4 +10,8 @@ public enum ApplicationActivity: Sendable, Hashable {
     case audioPlayback(Bool)
     /// Location activity started (true) or stopped (false).
     case locationActivity(Bool)
+    /// A scheduled request was submitted (`delay`: how long from now it may begin).
+    case scheduledRequestSubmitted(BackgroundTaskRequest, delay: Duration?)
+    /// A scheduled task the app was running ended (completed by the app).
+    case scheduledTaskCompleted(String, success: Bool)
 }

@@ -8,6 +8,10 @@ public enum ApplicationCommand: Sendable, Hashable {
     case suspendedByHost
     /// The host thawed the process: the model resumes, each overdue timer firing once.
     case resumedByHost
+    /// The host says a submitted request runs now.
+    case runScheduledTask(String)
+    /// The host says a running scheduled task's time is nearly up.
+    case scheduledTaskExpiring(String)
     /// A device finished something; handed to the run loop's `deliver` in its isolation.
     case deliver(DeviceCompletion)
 }
@@ -83,6 +87,8 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                     case .setAuthorization(let status): app.authorization = status
                     case .suspendedByHost: app.suspendByHost()
                     case .resumedByHost: app.resumeByHost()
+                    case .runScheduledTask(let identifier): app.runScheduledTask(identifier: identifier)
+                    case .scheduledTaskExpiring(let identifier): app.expireScheduledTask(identifier: identifier)
                     case .deliver(let completion): deliver(completion)
                     }
                     app.advance(to: app.now)  // the next turn, at once

@@ -31,4 +31,10 @@ public struct BackgroundModes: OptionSet, Sendable, Hashable, Codable {
         }
         self = modes
     }
+
+    /// The modes' names, as `init(parsing:)` reads them.
+    public var names: [String] {
+        [(BackgroundModes.audio, "audio"), (.location, "location"), (.fetch, "fetch"), (.processing, "processing")]
+            .filter { contains($0.0) }.map(\.1)
+    }
 }

@@ -63,6 +63,7 @@ extension AppHost {
         app.connection = connection
         var reply = HostReply(id: nil)
         reply.profile = app.model.profile
+        reply.modes = app.model.backgroundModes.names
         reply.state = app.entersBackgroundOnHello ? AppState.background.rawValue : app.status.state
         if app.entersBackgroundOnHello {
             app.entersBackgroundOnHello = false

@@ -26,7 +26,7 @@ public actor AppHost {
         /// How long a terminated app has between SIGTERM and SIGKILL.
         public var terminationGrace: Duration = .seconds(2)
         /// How often exits are collected and ALSA is looked at.
-        public var housekeepingInterval: Duration = .milliseconds(250)
+        public var housekeepingInterval: Duration = .seconds(1)
         /// Where scheduled work's conditions come from (the kernel; a test's own files in tests).
         public var conditions: @Sendable () -> SystemConditions = { SystemConditionsProbe().read() }
         /// A command to start as the host's watchdog (see ``HostWatchdog``), or `nil` for none:
@@ -76,6 +76,7 @@ public actor AppHost {
     private var watchdogPipe: Int32?
     private var sleeper: CheckedContinuation<Void, Never>?
     private var poked = false
+    private var sleepNumber = 0
     private var isStopping = false
 
     /// Chooses the freezer, thaws what an earlier host left frozen, and listens on the socket.
@@ -173,9 +174,15 @@ public actor AppHost {
             return
         }
         let instant = start.advanced(by: deadline)
+        sleepNumber += 1
+        let number = sleepNumber
+        // Wakes only the sleep it was made for: a cancelled timer that woke a later sleep
+        // would cancel that one's timer, and so on, a spin (measured: 1.7 cores idle).
         let timer = Task { [clock] in
-            try? await clock.sleep(until: instant, tolerance: nil)
-            self.poke()
+            do {
+                try await clock.sleep(until: instant, tolerance: nil)
+                self.timerFired(number)
+            } catch {}
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { sleeper = $0 }
@@ -183,6 +190,12 @@ public actor AppHost {
             Task { await self.poke() }
         }
         timer.cancel()
+    }
+
+    private func timerFired(_ number: Int) {
+        guard number == sleepNumber, let sleeper else { return }
+        self.sleeper = nil
+        sleeper.resume()
     }
 
     /// Lists every process stopped with signals now, for the watchdog.

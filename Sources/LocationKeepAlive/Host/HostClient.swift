@@ -96,13 +96,16 @@ public final class HostClient: Sendable {
 
     /// Names this process's app to the host (its process must run in that app).
     ///
-    /// - Returns: the rules the app runs under, and its state.
-    public func hello(app: String) async throws(HostError) -> (profile: ExecutionProfile, state: String) {
+    /// - Returns: the rules the app runs under, its state, and the background modes it was launched with.
+    public func hello(
+        app: String
+    ) async throws(HostError) -> (profile: ExecutionProfile, state: String, modes: BackgroundModes) {
         var request = HostRequest(.hello, app: app)
         request.app = app
         let reply = try await send(request)
         guard let profile = reply.profile else { throw HostError(.badRequest, "the host did not send the app's rules") }
-        return (profile, reply.state ?? "active")
+        let modes = BackgroundModes(parsing: (reply.modes ?? []).joined(separator: ",")) ?? []
+        return (profile, reply.state ?? "active", modes)
     }
 
     /// Closes the connection.

@@ -94,6 +94,8 @@ public struct HostReply: Codable, Sendable, Hashable {
     public var profile: ExecutionProfile?
     /// `hello`: the app's state now.
     public var state: String?
+    /// `hello`: the background modes the app was launched with.
+    public var modes: [String]?
     /// `begin-task`: background time left, seconds (`nil`: unbounded).
     public var remaining: Double?
     /// `begin-task`: false when the task was refused (the app is not running).

@@ -10,6 +10,7 @@ struct HostLink {
     /// Reports every task, audio and location change of `model` to the host, in order.
     func report(_ model: Application) {
         let client = client
+        model.schedulesRequestsElsewhere = true
         model.onActivity = { activity in
             var request: HostRequest
             switch activity {
@@ -26,6 +27,17 @@ struct HostLink {
             case .locationActivity(let active):
                 request = HostRequest(.location)
                 request.active = active
+            case .scheduledRequestSubmitted(let submitted, let delay):
+                request = HostRequest(.schedule)
+                request.name = submitted.identifier
+                request.kind = submitted.kind.rawValue
+                request.earliest = delay?.secondsValue
+                request.power = submitted.requiresExternalPower
+                request.network = submitted.requiresNetworkConnectivity
+            case .scheduledTaskCompleted(let identifier, let success):
+                request = HostRequest(.complete)
+                request.name = identifier
+                request.success = success
             }
             client.post(request)
         }
@@ -65,8 +77,14 @@ struct HostLink {
                     note("host: resumed after a freeze")
                     post(.resumedByHost)
                     resumed()
+                case .expiring where notice.name != nil:
+                    note("host: scheduled task \(notice.name!) expiring")
+                    post(.scheduledTaskExpiring(notice.name!))
                 case .expiring:
                     note("host: background task #\(notice.task ?? 0) expiring")
+                case .runTask:
+                    note("host: run scheduled task \(notice.name ?? "")")
+                    post(.runScheduledTask(notice.name ?? ""))
                 case .terminate:
                     note("host: asked to stop")
                 default:

@@ -1,5 +1,6 @@
 import Foundation
 import LocationKeepAlive
+import LocationKeepAliveMocks
 import Testing
 
 /// Scheduled background work under a real host: a frozen app thawed to run its task, and
@@ -101,6 +102,46 @@ struct HostScheduledWorkTests {
         let lines = try await answers(in: path, count: 3)
         #expect(lines[1].contains("turn on the fetch background mode"))
         #expect(lines[2].contains("refresh or processing"))
+        await harness.stop()
+    }
+
+    /// The service itself under the host with the scheduled-refresh strategy: frozen in the
+    /// background, thawed every interval for one fix from the replay, frozen again.
+    @Test func theServiceWakesForItsRefreshTasksAndTakesAFixEachTime() async throws {
+        let harness = try await HostHarness(freezer: .cgroup2, profile: HostScenarioTests.profile)
+        try harness.authorize("refresher", .always)
+        let output = harness.directory.appendingPathComponent("refresher.ndjson").path
+        try await harness.launch(
+            "refresher",
+            modes: ["fetch", "location"],
+            output: output,
+            [
+                try Tools.keepalive.path, "run", "--host", "--app", "refresher", "--auth-file",
+                harness.authorizationFile(for: "refresher"), "--replay", NMEAFixture("ublox-8.log").url.path,
+                "--strategy", "scheduled-refresh", "--interval", "2s", "--audio-device", "null", "--json",
+            ]
+        )
+        let log = AppLog(path: output)
+        try await waitUntil(timeout: .seconds(10)) {
+            log.events.contains { $0["lifecycle"] as? String == "did become active" }
+        }
+        let backgroundAt = ContinuousClock.now
+        try await harness.move(.background, "refresher")
+        try await Task.sleep(for: .milliseconds(6500))
+        let polls = log.events.filter { $0["event"] as? String == "poll" && $0["ok"] as? Bool == true }
+        let times = polls.compactMap { $0["fixTime"] as? String }
+        #expect((2...4).contains(polls.count), "one refresh every 2 s: \(polls.count)")
+        #expect(
+            zip(times, times.dropFirst()).allSatisfy { $0 < $1 },
+            "each refresh gets the log's fix of its moment: \(times)"
+        )
+        let events = harness.all.filter { $0.at >= backgroundAt }
+        let frozen = events.filter { $0.event.frozenApp == "refresher" }.count
+        let thawed = events.filter { $0.event.thawedApp == "refresher" }.count
+        #expect(frozen >= 3 && thawed >= 2 && (frozen - thawed) <= 1, "frozen \(frozen), thawed \(thawed)")
+        print(
+            "host: the service under scheduled-refresh: \(polls.count) refresh polls, frozen \(frozen) and thawed \(thawed) times in 6.5 s"
+        )
         await harness.stop()
     }
 }
