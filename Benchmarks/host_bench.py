@@ -5,8 +5,9 @@
 2. Freeze and thaw latency per freezer: 40 background/foreground cycles of a heartbeat app with
    nothing keeping it alive; the kernel part the host reports (write to frozen, or all stopped)
    and the whole of it, from the compositor's request to the host's event.
-3. The hosted hybrid app (`keepalive run --host`, always, a poll every 10 s) in the background:
-   its cgroup's CPU per minute, against `keepalive watch` on the same replay at 1 Hz.
+3. The hosted hybrid app (`keepalive run --host`, always, a poll every 10 s) in the background,
+   against `keepalive watch` on the same replay at 1 Hz hosted in the foreground: each its
+   cgroup's own CPU count (cgroup v2 cpu.stat, microseconds), per minute.
 
     python3 Benchmarks/host_bench.py KEEPALIVE RUNS SECONDS
 """
@@ -14,13 +15,18 @@ import datetime, json, os, statistics, subprocess, sys, tempfile, time
 
 keepalive, runs, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 log = os.path.abspath("Mocks/Fixtures/nmea/ublox-8.log")
-tick = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / tick
+    """CPU seconds of every thread of a process, to the nanosecond (/proc/PID/task/*/schedstat)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e9
 
 
 class Host:
@@ -90,53 +96,46 @@ def latencies(work, freezer):
     return kernel, whole
 
 
-def cpu_per_minute(command, work, host=None, app=None):
-    """CPU per minute of a command (its cgroup under the host, or its own process)."""
-    if host:
-        status = lambda: json.loads(subprocess.run(
-            [keepalive, "host", "status", "--socket", host.socket, "--app", app, "--json"],
-            check=True, capture_output=True, text=True).stdout)["cpu"]
-        time.sleep(3)  # the background task's 2 s, then the loop
-        start = status()
-        time.sleep(seconds)
-        return (status() - start) * 60 / seconds * 1000
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=dict(os.environ, XDG_CONFIG_HOME=work))
-    time.sleep(2)
-    start = cpu_of(process.pid)
+def hosted_cpu_per_minute(host, app):
+    status = lambda: json.loads(subprocess.run(
+        [keepalive, "host", "status", "--socket", host.socket, "--app", app, "--json"],
+        check=True, capture_output=True, text=True).stdout)["cpu"]
+    start = status()
     time.sleep(seconds)
-    used = cpu_of(process.pid) - start
-    process.terminate()
-    process.wait()
-    return used * 60 / seconds * 1000
+    return (status() - start) * 60 / seconds * 1000
 
 
-def hosted_hybrid(work):
+def hosted(work, app, command, background):
+    """An app under a host (cgroup v2), its CPU per minute after it settled."""
     host = Host(work, "cgroup2", ["--policy", "ios13", "--budget", "2s"])
-    subprocess.run([keepalive, "auth", "set", "always", "--app", "hybrid"], check=True, stdout=subprocess.DEVNULL,
+    subprocess.run([keepalive, "auth", "set", "always", "--app", app], check=True, stdout=subprocess.DEVNULL,
                    env=dict(os.environ, XDG_CONFIG_HOME=work))
-    host.ctl("launch", "--app", "hybrid", "--modes", "audio,location", "--output", os.path.join(work, "hybrid.out"),
-             "--", keepalive, "run", "--host", "--replay", log, "--loop", "--interval", "10s", "--audio-device", "null",
-             "--json")
+    host.ctl("launch", "--app", app, "--modes", "audio,location", "--output", os.path.join(work, app + ".out"),
+             "--", *command)
     time.sleep(1)
-    host.ctl("background", "--app", "hybrid")
-    used = cpu_per_minute(None, work, host, "hybrid")
+    if background:
+        host.ctl("background", "--app", app)
+    time.sleep(3)  # the background task's 2 s, then the loop
+    used = hosted_cpu_per_minute(host, app)
     host.stop()
     return used
 
 
 with tempfile.TemporaryDirectory() as work:
     idle = [idle_host(work) for _ in range(runs)]
-    print(f"host CPU per minute, 10 idle apps: {median_range(idle, 'ms')}")
+    print(f"host CPU per minute, 10 idle apps: {median_range(idle, 'ms')}", flush=True)
     for freezer in ("cgroup2", "cgroup1", "signal"):
         kernel, whole = latencies(work, freezer)
         for kind in ("frozen", "thawed"):
             print(f"{freezer} {'freeze' if kind == 'frozen' else 'thaw'}: kernel median {statistics.median(kernel[kind]):.3f} ms, "
                   f"max {max(kernel[kind]):.3f} ms; request to event median {statistics.median(whole[kind]):.2f} ms, "
-                  f"max {max(whole[kind]):.2f} ms ({len(kernel[kind])} cycles)")
+                  f"max {max(whole[kind]):.2f} ms ({len(kernel[kind])} cycles)", flush=True)
     hybrid, watch = [], []
     for _ in range(runs):
-        hybrid.append(hosted_hybrid(work))
-        watch.append(cpu_per_minute([keepalive, "watch", "--replay", log, "--loop", "--speed", "1", "--json"], work))
+        hybrid.append(hosted(work, "hybrid", [keepalive, "run", "--host", "--replay", log, "--loop", "--interval", "10s",
+                                              "--audio-device", "null", "--json"], background=True))
+        watch.append(hosted(work, "watch", [keepalive, "watch", "--replay", log, "--loop", "--speed", "1", "--json"],
+                            background=False))
     print(f"hosted hybrid app in the background: {median_range(hybrid, 'ms')} per minute; "
           f"keepalive watch (replay, 1 Hz): {median_range(watch, 'ms')} per minute; "
           f"ratio {statistics.median(hybrid) / statistics.median(watch):.2f}x (goal 0.2x)")

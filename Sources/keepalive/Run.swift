@@ -21,7 +21,9 @@ extension KeepAlive {
         /// Without --policy: unlimited, a plain Linux daemon (under --host, the host's rules).
         @OptionGroup var rules: PolicyOptions
 
-        @Option(help: "hybrid (default), none, background-task, renewal, audio-loop, continuous-location.")
+        @Option(
+            help: "hybrid (default), none, background-task, renewal, audio-loop, continuous-location, scheduled-refresh."
+        )
         var strategy: String = "hybrid"
 
         @Option(help: ArgumentHelp("Hybrid: time between polls or pulses.", valueName: "duration"))

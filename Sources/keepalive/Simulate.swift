@@ -38,7 +38,7 @@ extension KeepAlive {
         @Option(help: "Location authorization: always, when-in-use, denied, restricted, not-determined.")
         var auth: String = "always"
 
-        @Option(help: "none, background-task, renewal, audio-loop, continuous-location, hybrid.")
+        @Option(help: "none, background-task, renewal, audio-loop, continuous-location, hybrid, scheduled-refresh.")
         var strategy: String = "background-task"
 
         @Option(help: ArgumentHelp("How long to simulate.", valueName: "duration"))

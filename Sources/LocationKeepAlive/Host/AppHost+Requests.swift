@@ -173,8 +173,11 @@ extension AppHost {
             file: configuration.authorizationFile(id),
             logger: logger
         )
+        var profile = configuration.profile
+        profile.audioGrace += configuration.reportAllowance
+        profile.locationGrace += configuration.reportAllowance
         let model = Application(
-            profile: configuration.profile,
+            profile: profile,
             backgroundModes: modes,
             authorization: authorization.status,
             logger: logger

@@ -23,6 +23,11 @@ public actor AppHost {
         public var authorizationFile: @Sendable (String) -> AuthorizationFile = { .defaultFile(for: $0) }
         /// How long an app may take to answer the will-suspend notice before it is frozen anyway.
         public var noticeTimeout: Duration = .milliseconds(500)
+        /// Added to the audio and location graces: what an app reports reaches the host a
+        /// little late (a socket, a thread), so a tick that comes exactly at the end of the
+        /// grace, as the hybrid driver's 10 s interval against a 10 s grace does, is not lost
+        /// to that delay (without it, measured: frozen within minutes by a ms of jitter).
+        public var reportAllowance: Duration = .milliseconds(100)
         /// How long a terminated app has between SIGTERM and SIGKILL.
         public var terminationGrace: Duration = .seconds(2)
         /// How often exits are collected and ALSA is looked at.
