@@ -233,13 +233,13 @@ public actor AppHost {
             let observed = app.model.state.isRunning && playing.contains(where: app.group.contains)
             if observed != app.observesAudio {
                 app.observesAudio = observed
-                setAudio(app, playing: observed || app.reportsAudio, count: observed)
+                setAudio(app, playing: observed || app.reportsAudio)
             }
         }
     }
 
     /// The model's audio assertion follows reported or observed playback.
-    func setAudio(_ app: HostedApp, playing: Bool, count: Bool = false) {
+    func setAudio(_ app: HostedApp, playing: Bool) {
         if playing, app.model.audioPlaybackCount == 0 {
             try? app.model.beginAudioPlayback()
         } else if !playing, app.model.audioPlaybackCount > 0 {
@@ -249,7 +249,6 @@ public actor AppHost {
 
     private func appExited(_ app: HostedApp, status: Int32) {
         app.pid = nil
-        app.exitStatus = status
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         emit(.exited(app: app.id, status: code))
         if app.model.state != .notRunning {

@@ -26,7 +26,6 @@ final class HostedApp {
     var entersBackgroundOnHello = false
     var since = Date()
     var reason: String?
-    var exitStatus: Int32?
     var watcher: Task<Void, Never>?
     /// Found running when the host started (left by one that died): not its child.
     var isAdopted = false
