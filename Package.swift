@@ -16,6 +16,11 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // `swift package generate-documentation` (scripts/docs): build-time only, nothing linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -28,11 +33,29 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
+        // Headers only: both libraries are loaded with dlopen on first use (see their shims).
+        .systemLibrary(
+            name: "CMosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // sd_notify's datagram protocol to $NOTIFY_SOCKET, in a few lines of C: no libsystemd.
+        .systemLibrary(name: "CSystemdNotify"),
+        // The listening socket of `keepalive run --metrics`.
+        .systemLibrary(name: "CSockets"),
         .target(
             name: "LocationKeepAlive",
             dependencies: [
                 "CGPS",
                 "CALSA",
+                "CMosquitto",
+                "CCurl",
+                "CSystemdNotify",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -45,7 +68,7 @@ let package = Package(
             ],
             path: "Mocks",
             exclude: ["Fixtures/README.md"],
-            resources: [.copy("Fixtures/nmea")]
+            resources: [.copy("Fixtures/nmea"), .copy("Fixtures/agreement")]
         ),
         .executableTarget(
             name: "keepalive",
@@ -56,6 +79,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                "CSockets",
             ]
         ),
         .executableTarget(

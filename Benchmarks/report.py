@@ -107,6 +107,28 @@ say("24 simulated hours of the hybrid strategy (always, ios13): median %.1f ms (
     "per wall second. Target: at least 100,000: %s." % (
         sim * 1000, spread("simulator"), format(int(86400 / sim), ","), verdict(86400 / sim >= 100000)))
 
+say("\n## 7. Whole-process replay\n")
+say("The same corpus as in 1., both whole processes writing JSON to a file: `keepalive watch --replay CORPUS "
+    "--speed 0 --json` (one line per deduplicated fix, %s lines) against `gpsdecode < CORPUS` (every report "
+    "class, %s lines). CPU is user+sys (GNU time).\n" % (os.environ.get("KA_LINES", "?"), os.environ.get("GD_LINES", "?")))
+say("| process | CPU s (median) | min-max | wall s | vs gpsdecode (CPU) | sentences/s of CPU |")
+say("|---|---|---|---|---|---|")
+for key, name in [("replay-gpsdecode", "gpsdecode"), ("replay-ka", "keepalive watch --replay --json")]:
+    say("| %s | %.2f | %s | %.2f | %.2fx | %s |" % (name, med(key), spread(key, 2), med(key + "-wall"),
+                                                  med("replay-gpsdecode") / med(key), format(int(sentences / med(key)), ",")))
+
+say("\n## 8. Replay memory\n")
+say("Peak RSS (VmHWM) of `keepalive watch --replay ... --speed 0 --json` to /dev/null: a 30-fix log (the "
+    "process's own floor), the corpus from a file (%d MB), and 1 GB (the corpus 18 times) through a pipe as "
+    "`--replay -`. The log is read 64 KB at a time.\n" % (int(os.environ.get("CORPUS_BYTES", "0")) >> 20))
+say("| input | peak RSS MB (median) | above the 30-fix log | CPU s |")
+say("|---|---|---|---|")
+for key, name in [("stream-small", "mt3339.log (30 fixes)"), ("stream-file", "corpus file"),
+                  ("stream-1gb", "1 GB through a pipe")]:
+    say("| %s | %.1f | %+.1f MB | %.2f |" % (name, mb(key), mb(key) - mb("stream-small"), med(key)))
+grow = mb("stream-1gb") - mb("stream-small")
+say("\nTarget: a 1 GB log within a few MB of the idle process: %s (%+.1f MB)." % (verdict(grow <= 3), grow))
+
 history = os.path.join(os.path.dirname(os.path.abspath(__file__)), "HISTORY.md")
 say("\n" + open(history).read().rstrip())
 print("\n".join(out))

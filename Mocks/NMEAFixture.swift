@@ -6,25 +6,38 @@ import LocationKeepAlive
 public struct NMEAFixture: Sendable, Hashable, CustomStringConvertible {
     /// The log's file name, such as `mt3339.log`.
     public let name: String
+    /// The bundled folder it is in: `nmea` (real receivers) or `agreement` (made up).
+    public let folder: String
 
-    public init(_ name: String) { self.name = name }
+    /// The bundled log `name` in `folder`.
+    public init(_ name: String, folder: String = "nmea") {
+        self.name = name
+        self.folder = folder
+    }
 
-    /// Every bundled log, by name.
-    public static var all: [NMEAFixture] {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return files.filter { $0.hasSuffix(".log") }.sorted().map(NMEAFixture.init)
+    /// Every bundled real receiver log, by name.
+    public static var all: [NMEAFixture] { logs(in: "nmea") }
+
+    /// Logs made up to probe one of gpsd's decoding rules each (few satellites, two positions in
+    /// one epoch, unreadable times), with what gpsd 3.22 decoded from them.
+    public static var madeUp: [NMEAFixture] { logs(in: "agreement") }
+
+    private static func logs(in folder: String) -> [NMEAFixture] {
+        let path = resources.appendingPathComponent(folder, isDirectory: true).path
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return files.filter { $0.hasSuffix(".log") }.sorted().map { NMEAFixture($0, folder: folder) }
     }
 
     /// A clean 1 Hz log with a fix throughout (Adafruit Ultimate GPS HAT, 30 epochs).
     public static let mt3339 = NMEAFixture("mt3339.log")
 
-    /// The folder holding the bundled logs.
-    public static var directory: URL {
-        Bundle.module.resourceURL!.appendingPathComponent("nmea", isDirectory: true)
-    }
+    /// The folder holding the bundled real receiver logs.
+    public static var directory: URL { resources.appendingPathComponent("nmea", isDirectory: true) }
+
+    private static var resources: URL { Bundle.module.resourceURL! }
 
     /// Where the log is on disk.
-    public var url: URL { Self.directory.appendingPathComponent(name) }
+    public var url: URL { Self.resources.appendingPathComponent(folder, isDirectory: true).appendingPathComponent(name) }
 
     /// The log's bytes.
     public func bytes() throws -> [UInt8] { Array(try Data(contentsOf: url)) }
@@ -36,16 +49,23 @@ public struct NMEAFixture: Sendable, Hashable, CustomStringConvertible {
         return try text.split(separator: "\n").map { try decoder.decode(GPSDTPV.self, from: Data($0.utf8)) }
     }
 
+    /// The log's file name.
     public var description: String { name }
 }
 
 /// The fields of a gpsd TPV report that the decoders are compared on.
 public struct GPSDTPV: Sendable, Hashable, Decodable {
+    /// gpsd's fix mode: 0 or 1 no fix, 2 2D, 3 3D.
     public var mode: Int
+    /// The fix's time, ISO 8601 as gpsd writes it.
     public var time: String?
+    /// Latitude in degrees.
     public var lat: Double?
+    /// Longitude in degrees.
     public var lon: Double?
+    /// Estimated horizontal error in metres.
     public var eph: Double?
+    /// Speed over ground in m/s.
     public var speed: Double?
 
     /// The time of day of ``time`` in milliseconds (gpsd shifts old dates by 1024 weeks).

@@ -16,6 +16,7 @@ public final class ScriptedAuthorizationPrompt: AuthorizationPrompt {
     /// The questions asked so far, in order.
     public var questions: [AuthorizationRules.Question] { state.withLock { $0.questions } }
 
+    /// The scripted answer to `question`, and keeps the question.
     public func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer? {
         state.withLock { state in
             state.questions.append(question)

@@ -22,6 +22,7 @@ public final class ScriptedLocationSource: LocationSource {
 
     private let state = Locked(State())
 
+    /// A source with no session yet; fixes are sent by the test.
     public init() {}
 
     /// Sessions started so far (each is one gpsd watch, in the real thing).
@@ -31,6 +32,7 @@ public final class ScriptedLocationSource: LocationSource {
     /// Sessions running now.
     public var activeSessions: Int { state.withLock { $0.sessions.count } }
 
+    /// Starts a session: what the test sends from now on, until it finishes or fails the source.
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SourceEvent.self)
         let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in

@@ -7,6 +7,7 @@ from that write to the client printing the fix.
   feeder.py latency KEEPALIVE C_CLIENT SECONDS     -> "latency-c MS" and "latency-ka MS" (medians)
   feeder.py cost KEEPALIVE C_CLIENT PY_CLIENT LOG SECONDS -> "cost-<client> CPU_MS_PER_1000_TPV RSS_KB"
   feeder.py idle KEEPALIVE AUTH_FILE SECONDS        -> "idle-<client> CPU_MS_PER_MIN RSS_KB" lines
+  feeder.py polls KEEPALIVE AUTH_FILE SECONDS       -> "polls-run" and "polls-watch": run's polling phase
   feeder.py oneshot KEEPALIVE_BENCH RUNS            -> the bench's own "oneshot-..." lines
 """
 import datetime, os, random, selectors, signal, socket, subprocess, sys, tempfile, threading, time, tty
@@ -211,29 +212,41 @@ def latency(keepalive, c_client, seconds):
         print("latency-%s %.3f %d" % (name, delays[len(delays) // 2], len(delays)))
 
 
-def idle(keepalive, auth_file, seconds):
+def steady_cost(label, keepalive, auth_file, seconds, clients, settle):
+    """CPU per minute of each client on one 1 Hz feed, from SETTLE seconds on: each started twice,
+    one stopped after SETTLE, one after SETTLE + SECONDS. The difference of their CPU (wait4, to
+    the microsecond) is that stretch alone, without start-up and first fix."""
     feed = Feed(rate=1)
     try:
         port = str(feed.port)
-        commands = {
+        known = {
             "watch": [keepalive, "watch", "--gpsd", "localhost:" + port],
             "run": [keepalive, "run", "--gpsd", "localhost:" + port, "--background", "--policy", "ios13",
                     "--strategy", "hybrid", "--interval", "10s", "--audio-device", "null",
                     "--app", "bench", "--auth-file", auth_file],
             "gpxlogger": ["gpxlogger", "localhost:" + port],
         }
-        # Two of each: one stopped after 5 s, one after 5 s + SECONDS. The difference of their
-        # CPU (wait4, to the microsecond) is the idle cost alone, without start-up and first fix.
+        commands = {name: known[name] for name in clients}
         long = {name: measured(command) for name, command in commands.items()}
         short = {name: measured(command) for name, command in commands.items()}
-        time.sleep(5)
+        time.sleep(settle)
         baseline = {name: usage(process)[0] for name, process in short.items()}
         time.sleep(seconds)
         for name, process in long.items():
             cpu, rss = usage(process)
-            print("idle-%s %.3f %d" % (name, (cpu - baseline[name]) * 1000 * 60 / seconds, rss))
+            print("%s-%s %.3f %d" % (label, name, (cpu - baseline[name]) * 1000 * 60 / seconds, rss))
     finally:
         feed.close()
+
+
+def idle(keepalive, auth_file, seconds):
+    steady_cost("idle", keepalive, auth_file, seconds, ["watch", "run", "gpxlogger"], settle=5)
+
+
+def polls(keepalive, auth_file, seconds):
+    """`keepalive run` in its polling phase alone (from 40 s, after the 30 s background task),
+    `watch` beside it."""
+    steady_cost("polls", keepalive, auth_file, seconds, ["run", "watch"], settle=40)
 
 
 def oneshot(bench, runs):
@@ -253,6 +266,8 @@ if __name__ == "__main__":
         cost(arguments[0], arguments[1], arguments[2], arguments[3], float(arguments[4]))
     elif command == "idle":
         idle(arguments[0], arguments[1], float(arguments[2]))
+    elif command == "polls":
+        polls(arguments[0], arguments[1], float(arguments[2]))
     elif command == "oneshot":
         oneshot(arguments[0], int(arguments[1]))
     else:

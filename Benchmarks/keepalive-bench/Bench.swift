@@ -5,6 +5,7 @@ import LocationKeepAlive
 ///
 /// - `keepalive-bench parse FILE [RUNS]`: one line, `parse <sentences> <median s> <min s> <max s>`,
 ///   for a full native decode (scan, checksum, fields, epochs) of the file held in memory.
+/// - `journal-append`, `deliver`, `fleet`: the journal and delivery figures (`JournalBench`).
 /// - `keepalive-bench oneshot HOST:PORT [RUNS]`: `requestLocation` latency against a gpsd that
 ///   already has a fix, cold and warm, one line each: `oneshot-<kind> <median ms> <min ms> <max ms>`.
 @main
@@ -15,9 +16,22 @@ struct Bench {
         switch (arguments.first, arguments.dropFirst().first) {
         case ("parse", let path?): try parse(path, runs: runs)
         case ("oneshot", let address?): try await oneShot(address, runs: runs)
+        case ("journal-append", let path?):
+            try JournalBench.append(path: path, count: runs, mode: arguments.dropFirst(3).first ?? "full")
+        case ("deliver", let path?):
+            try await JournalBench.deliver(path: path, url: arguments[2], count: Int(arguments[3]) ?? 10_000)
+        case ("fleet", let port?):
+            let numbers = arguments.dropFirst(2).prefix(3).compactMap { Double($0) }
+            try await JournalBench.fleet(
+                port: Int(port) ?? 1883, trackers: Int(numbers[0]), seconds: Int(numbers[1]), rate: numbers[2],
+                folder: arguments[5], first: arguments.count > 6 ? Int(arguments[6]) ?? 0 : 0
+            )
         default:
             FileHandle.standardError.write(
-                Data("usage: keepalive-bench parse FILE [RUNS] | oneshot HOST:PORT [RUNS]\n".utf8)
+                Data(
+                    ("usage: keepalive-bench parse FILE [RUNS] | oneshot HOST:PORT [RUNS] | journal-append PATH COUNT full|normal|batch"
+                        + " | deliver PATH URL COUNT | fleet PORT TRACKERS SECONDS RATE FOLDER\n").utf8
+                )
             )
             exit(64)
         }

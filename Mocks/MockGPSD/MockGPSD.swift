@@ -73,7 +73,7 @@ public final class MockGPSD: Sendable {
     /// Connections accepted so far.
     public var connectionsAccepted: Int { state.withLock { $0.accepted } }
 
-    /// Closes every connection and stops listening.
+    /// Ends every connection and stops listening (each socket is closed by its own thread).
     public func stop() {
         let connections = state.withLock { state in
             state.stopped = true
@@ -107,11 +107,12 @@ public final class MockGPSD: Sendable {
         let writer = Writer(connection)
         let send = writer.send
         let watching = DispatchSemaphore(value: 0)
-        let readerDone = DispatchSemaphore(value: 0)
-        // Shut down first (wakes the reader), close only once the reader is gone: no fd reuse.
+        let reader = DispatchGroup()  // empty once the request reader is gone; waits never consume it
+        // Shut down first (wakes the reader), close only once the reader is gone: a descriptor
+        // closed under a thread that still reads it would be read from after the number is reused.
         func finish() {
             connection.shutdown()
-            readerDone.wait()
+            reader.wait()
             connection.close()
         }
         guard
@@ -123,6 +124,7 @@ public final class MockGPSD: Sendable {
             return
         }
         // Requests: ?WATCH starts the script, ?POLL is answered at once.
+        reader.enter()
         Thread.detachNewThread { [self] in
             var pending = ""
             var signalled = false
@@ -150,7 +152,7 @@ public final class MockGPSD: Sendable {
                 }
             }
             if !signalled { watching.signal() }
-            readerDone.signal()
+            reader.leave()
         }
         watching.wait()
         for step in script {
@@ -185,8 +187,7 @@ public final class MockGPSD: Sendable {
             if case .stall = step { break }
         }
         // Script done or stalled: keep the connection until the client or stop() closes it.
-        while !state.withLock({ $0.stopped }), readerDone.wait(timeout: .now() + .milliseconds(50)) == .timedOut {}
-        readerDone.signal()  // put back what the loop may have taken
+        while !state.withLock({ $0.stopped }), reader.wait(timeout: .now() + .milliseconds(50)) == .timedOut {}
         finish()
     }
 

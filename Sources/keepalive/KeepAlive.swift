@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Glibc
+import LocationKeepAlive
 import Logging
 
 @main
@@ -8,7 +9,11 @@ struct KeepAlive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keepalive",
         abstract: "A keep-alive location service over gpsd.",
-        subcommands: [Locate.self, Watch.self, Run.self, Simulate.self, Auth.self, HostCommand.self]
+        version: PackageVersion.current,
+        subcommands: [
+            Locate.self, Watch.self, Run.self, Simulate.self, Auth.self, HostCommand.self, Upload.self, JournalCommand.self,
+            Export.self,
+        ]
     )
 
     /// Usage errors exit 64 (EX_USAGE), as the issue and sysexits.h ask; ArgumentParser's default is 64 too.

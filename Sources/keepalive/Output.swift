@@ -94,6 +94,8 @@ struct Output {
         case .callback:
             object["event"] = "callback"
             text = "callback"
+        case .delivery(let delivery):
+            (object, text) = Self.describe(delivery, into: object)
         case .error(let message):
             object["event"] = "error"
             object["message"] = .string(message)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import Glibc
 import LocationKeepAlive
 import Logging
 import ServiceLifecycle
@@ -17,6 +18,8 @@ extension KeepAlive {
         )
 
         @OptionGroup var source: SourceOptions
+
+        @OptionGroup(title: "Journal and delivery") var delivery: DeliveryOptions
 
         /// Without --policy: unlimited, a plain Linux daemon (under --host, the host's rules).
         @OptionGroup var rules: PolicyOptions
@@ -67,6 +70,15 @@ extension KeepAlive {
         var hosted = false
 
         @Option(
+            name: .customLong("metrics"),
+            help: ArgumentHelp(
+                "Serve Prometheus metrics on http://HOST:PORT/metrics (HOST: 127.0.0.1 unless given).",
+                valueName: "[host:]port"
+            )
+        )
+        var metrics: String?
+
+        @Option(
             name: .customLong("host-socket"),
             help: ArgumentHelp("With --host: the host's socket (default: $KEEPALIVE_HOST_SOCKET).", valueName: "path")
         )
@@ -80,6 +92,23 @@ extension KeepAlive {
             _ = try makeConfiguration()
             if hostSocket != nil, !hosted { throw ValidationError("--host-socket goes with --host") }
             if hostSocket?.isEmpty == true { throw ValidationError("--host-socket needs a path") }
+            _ = try metricsAddress()
+        }
+
+        /// `--metrics`: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; loopback when no host is given.
+        func metricsAddress() throws -> (host: String, port: Int)? {
+            guard let metrics else { return nil }
+            var host = "127.0.0.1"
+            var port = Substring(metrics)
+            if let colon = metrics.lastIndex(of: ":") {
+                host = String(metrics[..<colon])
+                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                port = metrics[metrics.index(after: colon)...]
+            }
+            guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else {
+                throw ValidationError("--metrics must be PORT or HOST:PORT (such as 9464 or 127.0.0.1:9464), not '\(metrics)'")
+            }
+            return (host, number)
         }
 
         func makeConfiguration() throws -> KeepAliveService.Configuration {
@@ -126,6 +155,37 @@ extension KeepAlive {
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
             let manager = try source.makeManager(authorization: authorization)
+            if delivery.isRequested {
+                do {
+                    let journal = try delivery.openJournal()
+                    configuration.journal = journal
+                    let destinations = try delivery.parsedDestinations()
+                    if !destinations.isEmpty {
+                        configuration.delivery = try JournalDelivery(
+                            journal: journal, destinations: destinations, policy: delivery.policy()
+                        ) { output.write($0) }
+                    }
+                } catch {
+                    output.write(error: error)
+                    throw ExitCode(1)
+                }
+            }
+            var endpoint: MetricsEndpoint?
+            if let (host, port) = try metricsAddress() {
+                do {
+                    endpoint = try MetricsEndpoint(host: host, port: port)
+                } catch {
+                    output.write(error: error)
+                    throw ExitCode(1)
+                }
+                configuration.recordsMetrics = true
+                if source.json {
+                    Console.out(JSONLine(["event": "metrics", "url": .string(endpoint!.url)]).bytes)
+                } else {
+                    Console.out("# metrics on \(endpoint!.url)\n")
+                }
+            }
+            defer { endpoint?.stop() }
             Interrupts.exitOnSecond()
             let service = KeepAliveService(
                 configuration: configuration,
@@ -133,9 +193,13 @@ extension KeepAlive {
                 authorization: authorization
             )
             let logger = Logger(label: "keepalive.run")
+            let journal = configuration.journal
+            let systemd = SystemdReporting(notifier: SystemdNotifier()) {
+                (try? journal?.status())?.destinations.reduce(0) { $0 + $1.depth }
+            }
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: RunService(service: service, output: output))],
+                    services: [.init(service: RunService(service: service, output: output, systemd: systemd))],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger
                 )
@@ -146,10 +210,16 @@ extension KeepAlive {
 }
 
 /// The keep-alive service as a swift-service-lifecycle service: graceful shutdown ends the
-/// run loop, which ends tasks, stops audio and closes gpsd.
+/// run loop, which ends tasks, stops audio and closes gpsd. Under systemd it reports readiness
+/// and status, and pings the watchdog while the run loop turns.
 struct RunService: Service {
     let service: KeepAliveService
     let output: Output
+    let systemd: SystemdReporting
+
+    /// Fault injection for the watchdog's tests: the run loop hangs (blocks its thread) this many
+    /// seconds after the start, as a deadlocked service would.
+    static let hangVariable = "KEEPALIVE_FAULT_HANG_RUN_LOOP_AFTER"
 
     func run() async throws {
         let (commands, send) = AsyncStream.makeStream(of: ApplicationCommand.self)
@@ -158,11 +228,49 @@ struct RunService: Service {
                 send.yield(signal == .sigusr1 ? .enterBackground : .enterForeground)
             }
         }
+        let readiness = Task {
+            try? await Task.sleep(for: SystemdReporting.readyAtTheLatest)
+            if !Task.isCancelled { systemd.readyIfStillWaiting() }
+        }
+        let turns = Locked(0)
+        let watchdog = systemd.notifier.watchdogInterval.map { interval in
+            // Four chances per WatchdogSec: a heartbeat asks the run loop for a turn, and only a
+            // turn taken since the last look earns a ping. A stuck loop earns none, and systemd
+            // restarts the service.
+            Task {
+                var seen = -1
+                while !Task.isCancelled {
+                    send.yield(.heartbeat)
+                    try? await Task.sleep(for: interval / 4)
+                    let now = turns.withLock { $0 }
+                    if now != seen {
+                        systemd.notifier.watchdog()
+                        seen = now
+                    }
+                }
+            }
+        }
+        let hangAfter = ProcessInfo.processInfo.environment[Self.hangVariable].flatMap(Double.init)
+        let started = ContinuousClock.now
         await withGracefulShutdownHandler {
-            await service.run(commands: commands) { output.write($0) }
+            await service.run(
+                commands: commands,
+                turned: {
+                    turns.withLock { $0 += 1 }
+                    if let hangAfter, ContinuousClock.now - started > .milliseconds(Int64(hangAfter * 1000)) {
+                        while true { sleep(3600) }  // the fault asked for: a run loop that never turns again
+                    }
+                }
+            ) { event in
+                output.write(event)
+                systemd.observe(event)
+            }
         } onGracefulShutdown: {
+            systemd.stopping()
             send.finish()
         }
+        readiness.cancel()
+        watchdog?.cancel()
         signals.cancel()
     }
 }

@@ -79,17 +79,40 @@ extension KeepAlive {
         @Flag(help: "Print every event with its time.")
         var trace = false
 
+        @Option(
+            help: ArgumentHelp(
+                "Also draw the timeline (states, tasks, polls, pulses, script events) as an SVG file.",
+                valueName: "file.svg"
+            )
+        )
+        var plot: String?
+
         @Option(help: ArgumentHelp("Run the simulation N times and print wall-time figures instead.", valueName: "n"))
         var benchmark: Int?
 
         func validate() throws {
-            _ = try makeSimulator()
+            _ = try makeSimulator(readingLocationLog: false)
             if let benchmark, benchmark < 1 { throw ValidationError("--benchmark must be 1 or more runs") }
+            if plot?.isEmpty == true { throw ValidationError("--plot needs a file name, such as day.svg") }
+            if plot != nil, benchmark != nil { throw ValidationError("--plot draws one simulation: drop --benchmark") }
         }
 
         func run() throws {
             if let benchmark { return try runBenchmark(benchmark) }
-            let report = try makeSimulator().run()
+            var simulator = try makeSimulator()
+            simulator.recordsTimeline = plot != nil
+            var report = simulator.run()
+            if let plot, let timeline = report.timeline {
+                let title =
+                    "\(report.strategy) · \(report.profile) · \(report.authorization) · "
+                    + SimulationText.time(report.durationSeconds)
+                do {
+                    try Data(timeline.svg(title: title).utf8).write(to: URL(fileURLWithPath: plot), options: .atomic)
+                } catch {
+                    throw ValidationError("--plot: cannot write \(plot): \(error.fileErrorText)")
+                }
+                report.timeline = nil  // drawn, not printed
+            }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -125,7 +148,9 @@ extension KeepAlive {
             )
         }
 
-        func makeSimulator() throws -> Simulator {
+        /// - Parameter readingLocationLog: decode `--location-log` (validation only checks the
+        ///   options: the log is read once, by the run, and may be a FIFO that reads only once).
+        func makeSimulator(readingLocationLog: Bool = true) throws -> Simulator {
             var profile = try DriverParsing.profile(
                 named: self.profile,
                 option: "--profile",
@@ -163,7 +188,7 @@ extension KeepAlive {
                 }
             }
             var fixes: [Location] = []
-            if let locationLog {
+            if let locationLog, readingLocationLog {
                 do { fixes = try NMEALog.fixes(in: URL(fileURLWithPath: locationLog)) } catch {
                     throw ValidationError("--location-log: \(error)")
                 }

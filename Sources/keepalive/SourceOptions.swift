@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import Glibc
 import LocationKeepAlive
 
 /// Where fixes come from, and how they are filtered: shared by every command.
@@ -7,7 +8,12 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .customLong("gpsd"), help: ArgumentHelp("gpsd to connect to.", valueName: "host:port"))
     var gpsd: String = "localhost:2947"
 
-    @Option(help: ArgumentHelp("Decode an NMEA log natively instead of asking gpsd.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Decode an NMEA log natively instead of asking gpsd: a file, a FIFO, a device, or - for standard input.",
+            valueName: "file"
+        )
+    )
     var replay: String?
 
     @Option(help: "Replay speed: 1 as recorded, 10 ten times faster, 0 as fast as possible.")
@@ -66,8 +72,16 @@ struct SourceOptions: ParsableArguments {
                     + "drop --max-age with --replay"
             )
         }
-        if let replay, !FileManager.default.isReadableFile(atPath: replay) {
-            throw ValidationError("--replay: cannot read \(replay)")
+        if let replay, replay != "-" {
+            // Only what can be told without opening it (opening a FIFO waits for its writer):
+            // the rest (permissions) is said when the log starts.
+            var info = stat()
+            guard !replay.isEmpty, stat(replay, &info) == 0 else {
+                throw ValidationError("--replay: no such file or directory: '\(replay)'")
+            }
+            if info.st_mode & S_IFMT == S_IFDIR {
+                throw ValidationError("--replay: \(replay) is a directory; give a log file, a FIFO, or - for standard input")
+            }
         }
     }
 
@@ -104,7 +118,9 @@ struct SourceOptions: ParsableArguments {
     func makeManager(authorization: LocationAuthorizationManager?) throws -> LocationManager {
         if let replay {
             // The log starts playing now, as a receiver would be running when the command starts.
-            let source = NMEAReplaySource(file: URL(fileURLWithPath: replay), speed: speed, loops: loop)
+            // `-` is standard input, read as a stream like any pipe.
+            let file = URL(fileURLWithPath: replay == "-" ? "/dev/stdin" : replay)
+            let source = NMEAReplaySource(file: file, speed: speed, loops: loop)
             try source.start()
             return LocationManager(source: source, authorization: authorization)
         }

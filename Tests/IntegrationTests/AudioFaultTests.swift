@@ -76,7 +76,8 @@ struct AudioFaultTests {
             #expect((pulse["error"] as? String)?.contains("did not open within 2 s (busy or hung)") == true, "\(pulse)")
         }
         #expect(status == .exited(0))
-        #expect(stopTime < Tools.bound(.seconds(1)), "the hung device does not hold up the exit: \(stopTime)")
+        // Under the 2 s a hung open is given: the exit does not wait for it.
+        #expect(stopTime < Tools.bound(.milliseconds(1500)), "the hung device does not hold up the exit: \(stopTime)")
     }
 
     @Test func aDeviceThatGoesAwayMidPulseIsAnErrorNotACrash() async throws {

@@ -47,7 +47,15 @@ struct GPSDAgreementTests {
             try await Task.sleep(for: .milliseconds(300))  // and `locate`, which prints nothing until its fix
             try await gpsd.go()
             let oracle = try await gpsd.reports()
+            // A client may lag behind gpsd's own watcher on a loaded machine: wait for it to have
+            // as many as gpsd sent (bounded), then for anything more.
+            let reported = oracle.count
+            await raw.wait(upTo: .seconds(20)) { $0.count { if case .report = $0 { true } else { false } } >= reported }
             await raw.waitUntilQuiet()
+            let located = oracle.filter { $0.mode >= 2 && $0.lat != nil && $0.lon != nil }
+            await everything.wait(upTo: .seconds(20)) {
+                $0.count { if case .location = $0 { true } else { false } } >= located.count
+            }
             await everything.waitUntilQuiet()
 
             // 1. The libgps client: every TPV gpsd sent, in order, same mode, time and position.
@@ -67,7 +75,6 @@ struct GPSDAgreementTests {
             }
 
             // 2. The manager, unfiltered: one location per gpsd report with a position.
-            let located = oracle.filter { $0.mode >= 2 && $0.lat != nil && $0.lon != nil }
             let everyLocation = everything.elements.compactMap { if case .location(let fix) = $0 { fix } else { nil } }
             #expect(everyLocation.count == located.count)
 
@@ -93,6 +100,9 @@ struct GPSDAgreementTests {
                     lastUntimed = tpv
                 }
                 expected += 1
+            }
+            await filtered.wait(upTo: .seconds(20)) {
+                $0.count { if case .location = $0 { true } else { false } } >= expected
             }
             await filtered.waitUntilQuiet()
             let filteredLocations = filtered.elements.filter { if case .location = $0 { true } else { false } }

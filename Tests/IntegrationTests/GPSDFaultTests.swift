@@ -72,7 +72,9 @@ struct GPSDFaultTests {
         #expect(await events.wait { latitudes($0).contains(3) })
         let elapsed = ContinuousClock.now - began
         #expect(losses(events.elements).first?.contains("no data for 1 s") == true)
-        #expect(elapsed > .milliseconds(900) && elapsed < Tools.bound(.seconds(5)), "\(elapsed)")
+        // Not before the 1 s of silence; the upper bound only catches a hang (5.7 s was seen with
+        // the whole suite and three busy loops on 2 cores).
+        #expect(elapsed > .milliseconds(900) && elapsed < Tools.bound(.seconds(15)), "\(elapsed)")
     }
 
     @Test func aFloodIsDeliveredWholeAndInOrder() async throws {

@@ -61,7 +61,21 @@ struct RunServiceTests {
                 #expect(
                     background.contains { ($0["decision"] as? String)?.hasPrefix("background task expiring") == true }
                 )
-                #expect(!background.contains { $0["event"] as? String == "pulse" }, "no pulse while polls work")
+                // A poll that fails (no fix within its timeout on a loaded machine) falls back to a
+                // pulse; otherwise polls alone keep the app alive.
+                var lastPollWorked: Bool?
+                var unexplainedPulses = 0
+                for event in background {
+                    switch event["event"] as? String {
+                    case "poll": lastPollWorked = event["ok"] as? Bool == true
+                    case "pulse" where lastPollWorked != false: unexplainedPulses += 1
+                    default: break
+                    }
+                }
+                #expect(
+                    unexplainedPulses == 0,
+                    "a pulse only after a failed poll: \(background.filter { ["poll", "pulse"].contains($0["event"] as? String) })"
+                )
 
                 _ = try await runCommand(
                     keepalive,
@@ -85,7 +99,7 @@ struct RunServiceTests {
                 return ContinuousClock.now - stopping
             }
             #expect(status == .exited(0))
-            #expect(stopTime < Tools.bound(.seconds(1)))
+            #expect(stopTime < Tools.bound(.seconds(3)))
             print("keepalive run stopped \(stopTime) after SIGTERM")
         }
     }

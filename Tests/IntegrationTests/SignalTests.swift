@@ -5,8 +5,9 @@ import Subprocess
 import Testing
 
 /// SIGTERM and SIGINT while the tool waits on something: a reconnect backoff, a location poll,
-/// a silent pulse. Each stops cleanly within a second, exit 0, its output complete; a second
-/// SIGINT exits at once.
+/// a silent pulse. Each stops cleanly at once (tens of milliseconds here; asserted under 3 s, less
+/// than what it interrupts: a 4 s backoff, a 5 s pulse, a poll's timeout), exit 0, its output
+/// complete; a second SIGINT exits at once.
 @Suite(.timeLimit(.minutes(2)))
 struct SignalTests {
     /// Reads JSON lines until one matches; returns every line read.
@@ -59,12 +60,12 @@ struct SignalTests {
         ) { command in
             _ = try await read(command) { $0["class"] as? String == "fix" }
             gpsd.stop()  // gone: every attempt is refused, the backoff grows
-            // The third attempt waits 1 s: stop in the middle of it.
-            _ = try await read(command) { ($0["message"] as? String)?.contains("attempt 3") == true }
+            // The fifth attempt waits 4 s: stop at its start, which a stop that waits it out misses.
+            _ = try await read(command) { ($0["message"] as? String)?.contains("attempt 5") == true }
             return try await stop(command, with: .terminate)
         }
         #expect(status == .exited(0))
-        #expect(elapsed < Tools.bound(.seconds(1)), "stopped in \(elapsed)")
+        #expect(elapsed < Tools.bound(.seconds(3)), "stopped in \(elapsed)")
         #expect(rest.allSatisfy { !$0.contains("\"class\":\"fix\"") })
         print("watch stopped \(elapsed) after SIGTERM in a reconnect backoff")
     }
@@ -96,7 +97,7 @@ struct SignalTests {
     @Test func runStopsAtOnceDuringALocationPoll() async throws {
         let (elapsed, rest, status) = try await stopRunDuringAPoll(with: .terminate)
         #expect(status == .exited(0))
-        #expect(elapsed < Tools.bound(.seconds(1)), "stopped in \(elapsed)")
+        #expect(elapsed < Tools.bound(.seconds(3)), "stopped in \(elapsed)")
         #expect(rest.last?.contains("\"stopped\"") == true, "the last line is flushed: \(rest.suffix(2))")
         print("run stopped \(elapsed) after SIGTERM during a poll")
     }
@@ -118,7 +119,7 @@ struct SignalTests {
             return try await stop(command, with: .interrupt)
         }
         #expect(status == .exited(0))
-        #expect(elapsed < Tools.bound(.seconds(1)), "stopped in \(elapsed)")
+        #expect(elapsed < Tools.bound(.seconds(3)), "stopped in \(elapsed)")
         #expect(rest.last?.contains("\"stopped\"") == true, "the last line is flushed: \(rest.suffix(2))")
         print("run stopped \(elapsed) after SIGINT mid-pulse")
     }
@@ -126,6 +127,6 @@ struct SignalTests {
     @Test func aSecondInterruptExitsAtOnce() async throws {
         let (elapsed, _, status) = try await stopRunDuringAPoll(with: .interrupt, twice: .milliseconds(5))
         #expect(status == .exited(0) || status == .exited(130), "\(status)")
-        #expect(elapsed < Tools.bound(.seconds(1)), "stopped in \(elapsed)")
+        #expect(elapsed < Tools.bound(.seconds(3)), "stopped in \(elapsed)")
     }
 }

@@ -108,7 +108,15 @@ import Testing
     @Test func aLiveDowngradeStopsBackgroundFixesAtOnceAndAnUpgradeResumesThem() async throws {
         let authorization = try authorization(.always)
         let manager = LocationManager(source: source, authorization: authorization)
-        let updates = manager.updates()
+        // Read as it comes: the watcher's thread announces a change just after the access
+        // changed, and the next fix comes from the source's thread.
+        let received = Locked<[LocationUpdate]>([])
+        let reader = Task { [updates = manager.updates()] in
+            for try await update in updates { received.withLock { $0.append(update) } }
+        }
+        func announced(_ status: LocationStatus) -> Bool {
+            received.withLock { $0.contains { if case .status(status) = $0 { true } else { false } } }
+        }
         await source.waitForSessions(1)
         manager.applicationState = .background
         source.sendFix(latitude: 1, longitude: 0, at: t0)
@@ -122,9 +130,11 @@ import Testing
 
         try settings.setStatus(.always)
         await waitUntil({ manager.access == .deliver(reduced: false) }, advancing: clock, by: .milliseconds(250))
+        try await waitUntil { announced(.resumed) }
         source.sendFix(latitude: 3, longitude: 0, at: t0 + 2)
         source.finish()
-        let (seen, _) = await drain(updates)
+        _ = await reader.result
+        let seen = received.withLock { $0 }
         #expect(fixes(seen) == [1, 3])
         let statuses = seen.compactMap { if case .status(let status) = $0 { status } else { nil } }
         #expect(

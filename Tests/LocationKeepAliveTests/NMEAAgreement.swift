@@ -19,12 +19,16 @@ struct NMEAAgreement: CustomStringConvertible {
     let matchedTimes: Int
     let onlyGPSD: [Int]
     let onlyNative: [Int]
+    /// Largest position difference among the epochs in the same place (within 1e-6 degrees).
     let maxDegreeError: Double
+    /// Epochs where the two put the fix in different places.
+    let placeMismatches: [Int]
     let modeMismatches: Int
+    let modeMismatchTimes: [Int]
     var mismatchDetail: [String] = []
 
     var agrees: Bool {
-        gpsdFixes == nativeFixes && onlyGPSD.isEmpty && onlyNative.isEmpty && maxDegreeError <= 1e-6
+        gpsdFixes == nativeFixes && onlyGPSD.isEmpty && onlyNative.isEmpty && placeMismatches.isEmpty
             && modeMismatches == 0
     }
 
@@ -58,14 +62,20 @@ struct NMEAAgreement: CustomStringConvertible {
         unexplainedNative = onlyNative.filter { time in !untimed.contains { samePlace($0, nativeByTime[time]!) } }
         var worst = 0.0
         var mismatches = 0
+        var elsewhere: [Int] = []
+        var modeTimes: [Int] = []
         for (time, report) in gpsdByTime {
             guard let location = nativeByTime[time] else { continue }
-            worst = max(worst, abs(location.latitude - report.lat!), abs(location.longitude - report.lon!))
+            let error = max(abs(location.latitude - report.lat!), abs(location.longitude - report.lon!))
+            if error > 1e-6 { elsewhere.append(time) } else { worst = max(worst, error) }
             if location.mode.rawValue != report.mode {
                 mismatches += 1
+                modeTimes.append(time)
                 mismatchDetail.append("\(Self.clock(time)) gpsd \(report.mode) native \(location.mode.rawValue)")
             }
         }
+        placeMismatches = elsewhere.sorted()
+        modeMismatchTimes = modeTimes.sorted()
         matchedTimes = gpsdByTime.count - onlyGPSD.count
         maxDegreeError = worst
         modeMismatches = mismatches
@@ -87,6 +97,7 @@ struct NMEAAgreement: CustomStringConvertible {
         var row = "| \(log) | \(gpsdFixes) | \(nativeFixes) | \(matchedTimes) | \(error) | \(modeMismatches) "
         row += "| \(gpsdUntimed) (\(untimedMatched)) | \(onlyNative.map(Self.clock).joined(separator: ", ")) |"
         if !onlyGPSD.isEmpty { row += " only gpsd: \(onlyGPSD.map(Self.clock))" }
+        if !placeMismatches.isEmpty { row += " elsewhere: \(placeMismatches.map(Self.clock))" }
         if !mismatchDetail.isEmpty { row += " modes: \(mismatchDetail.sorted())" }
         return row
     }

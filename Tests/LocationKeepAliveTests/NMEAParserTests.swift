@@ -88,14 +88,31 @@ import Testing
     }
 
     @Test func rejectsOutOfRangeFieldsAsUnknown() throws {
-        // Minutes of 61 and an hour of 25 are not a position or a time.
-        let line = "$GPGGA,256040.000,4461.1306,N,12118.8515,W,1,10,0.98,1127.7,M,-19.6,M,0000,0000"
+        // Minutes of 61 are not a position: the field is unknown, the sentence stays.
+        let line = "$GPGGA,205040.000,4461.1306,N,12118.8515,W,1,10,0.98,1127.7,M,-19.6,M,0000,0000"
         guard case .gga(let gga) = try NMEAParser.parse(withChecksum(line))
         else {
             Issue.record("not GGA")
             return
         }
-        #expect(gga.time == nil && gga.latitude == nil && gga.longitude != nil)
+        #expect(gga.time != nil && gga.latitude == nil && gga.longitude != nil)
+    }
+
+    @Test(arguments: ["256040.000", "240000.00", "1200xx.00", "12000"])
+    func aTimeThatIsThereButUnreadableMakesTheSentenceMalformed(time: String) {
+        // gpsd 3.22 never lets such a sentence into the current epoch: its position must not
+        // overwrite the epoch's (see Mocks/Fixtures/agreement/unreadable-times.log).
+        let line = "$GPRMC,\(time),A,4404.1306,N,12118.8515,W,0.5,54.7,221126,,,A"
+        #expect(throws: NMEAError(.malformed)) { try NMEAParser.parse(withChecksum(line)) }
+    }
+
+    @Test func aLeapSecondRunsIntoTheNextMinuteAsInGPSD() throws {
+        let line = "$GPRMC,140060.00,A,4404.1306,N,12118.8515,W,0.5,54.7,221126,,,A"
+        guard case .rmc(let rmc) = try NMEAParser.parse(withChecksum(line)) else {
+            Issue.record("not RMC")
+            return
+        }
+        #expect(rmc.time?.millisecondsOfDay == (14 * 60 + 1) * 60_000)
     }
 
     @Test func scannerSkipsCommentsJunkAndSplitsGluedSentences() {

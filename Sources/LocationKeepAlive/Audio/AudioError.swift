@@ -1,5 +1,6 @@
 /// Why silent audio could not play. Never fatal: the keep-alive driver falls back and says so.
 public struct AudioError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable { case cannotOpen, deviceLost, cannotWrite }
         private let value: Value
@@ -11,14 +12,18 @@ public struct AudioError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let cannotWrite = Code(value: .cannotWrite)
     }
 
+    /// Which kind of failure.
     public var code: Code
+    /// What happened, naming the device, and what to do.
     public var message: String
 
+    /// An error of `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 
     static func cannotOpen(device: String, reason: String) -> AudioError {

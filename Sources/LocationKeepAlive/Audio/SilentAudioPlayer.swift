@@ -14,6 +14,7 @@ public final class SilentAudioPlayer: Sendable {
         /// A WAV file, for checking with sox.
         case wav(URL)
 
+        /// `ALSA DEVICE` or `WAV PATH`.
         public var description: String {
             switch self {
             case .alsa(let device): "ALSA \(device)"
@@ -22,8 +23,11 @@ public final class SilentAudioPlayer: Sendable {
         }
     }
 
+    /// Where the silence goes.
     public let output: Output
+    /// Frames a second.
     public let sampleRate: Int
+    /// 1 (mono) or 2.
     public let channels: Int
     /// Keep the device open and prepared between pulses, instead of draining and closing it.
     public let keepsDeviceOpen: Bool
@@ -38,6 +42,7 @@ public final class SilentAudioPlayer: Sendable {
         var playedFrames = 0
     }
 
+    /// A player for `output`; nothing is opened until the first pulse.
     public init(
         output: Output = .alsa(device: "default"),
         sampleRate: Int = 44_100,
@@ -54,14 +59,18 @@ public final class SilentAudioPlayer: Sendable {
     }
 
     deinit {
-        state.withLock { state in
+        let sink = state.withLock { state in
             state.loop?.cancel()
-            state.sink?.close()
+            return state.sink
         }
+        // On the queue, after any write or drain still running there: the device is only ever
+        // touched from the queue (an abandoned write may still be in the driver).
+        if let sink { queue.async { sink.close() } }
     }
 
     /// Pulses played, and seconds of silence written.
     public var playedPulses: Int { state.withLock { $0.pulses } }
+    /// Seconds of silence played so far.
     public var playedSeconds: Double { Double(state.withLock { $0.playedFrames }) / Double(sampleRate) }
 
     /// Plays `length` of silence and returns when it has played.

@@ -1,5 +1,6 @@
 /// Why authorization could not be read, changed or asked for, naming the file and what to do.
 public struct AuthorizationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable {
             case damagedFile, unreadableFile, futureVersion, writeFailed, restricted, noAnswer
@@ -19,13 +20,17 @@ public struct AuthorizationError: Error, Sendable, Hashable, CustomStringConvert
         public static let noAnswer = Code(value: .noAnswer)
     }
 
+    /// Which kind of failure.
     public var code: Code
+    /// What happened, naming the file, and what to do.
     public var message: String
 
+    /// An error of `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

@@ -7,8 +7,10 @@ import SystemPackage
 /// the variable is unset). A damaged, unreadable or future-version file is reported, never
 /// rewritten: only an explicit reset replaces it.
 public struct AuthorizationFile: Sendable, Hashable {
+    /// Where the file is.
     public let url: URL
 
+    /// The file at `url` (nothing is read yet).
     public init(url: URL) { self.url = url }
 
     /// The default file for an application identifier.

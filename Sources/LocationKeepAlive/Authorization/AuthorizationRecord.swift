@@ -16,16 +16,22 @@ public struct AuthorizationRecord: Sendable, Hashable, Codable {
     /// The file format this software writes; a file with a higher version is refused, not rewritten.
     public static let currentVersion = 1
 
+    /// The file format's version (a newer one is refused, never overwritten).
     public var version: Int
+    /// The application identifier.
     public var application: String
+    /// The authorization.
     public var status: LocationAuthorization
+    /// Full, or reduced (coordinates rounded to about 1 km).
     public var accuracy: LocationAccuracyAuthorization
     /// Whether the one-time "change to always" prompt was shown.
     public var alwaysPromptShown: Bool
     /// "Allow once": when in use until the app leaves the foreground for a while or terminates.
     public var isTemporary: Bool
+    /// When it last changed.
     public var updated: Date
 
+    /// A record for `application`, not determined until the user answers.
     public init(
         application: String,
         status: LocationAuthorization = .notDetermined,

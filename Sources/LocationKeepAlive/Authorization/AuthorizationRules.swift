@@ -2,7 +2,9 @@
 public enum AuthorizationRules {
     /// The kind of request an app makes.
     public enum Request: String, Sendable, Hashable, CaseIterable {
+        /// `requestWhenInUseAuthorization()`.
         case whenInUse = "when-in-use"
+        /// `requestAlwaysAuthorization()`.
         case always
     }
 
@@ -63,12 +65,16 @@ public enum AuthorizationRules {
 
 /// What the user chose in a location prompt.
 public enum AuthorizationAnswer: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Allow always: in the background too.
     case always
+    /// Allow while the app is in use.
     case whenInUse = "when-in-use"
     /// Allow once: when in use until the app leaves the foreground for a while or terminates.
     case once
+    /// Do not allow.
     case deny
 
+    /// The name the tool prints.
     public var description: String { rawValue }
 }
 
@@ -80,6 +86,8 @@ public protocol AuthorizationPrompt: Sendable {
 
 /// A prompt that never reaches anyone: requests leave the status as it is.
 public struct NoAuthorizationPrompt: AuthorizationPrompt {
+    /// A prompt that never answers (a service has no user).
     public init() {}
+    /// Always `nil`: nobody answers.
     public func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer? { nil }
 }

@@ -10,8 +10,11 @@ public import Logging
 /// for await change in authorization.changes() { print(change.status) }  // another process ran `keepalive auth set`
 /// ```
 public final class LocationAuthorizationManager: Sendable {
+    /// The application whose authorization this is.
     public let application: String
+    /// Where it is stored.
     public let file: AuthorizationFile
+    /// The machine's location policy file.
     public let policyURL: URL
     let prompt: any AuthorizationPrompt
     let time: TimeSource
@@ -31,10 +34,16 @@ public final class LocationAuthorizationManager: Sendable {
         var lastDelegateID = 0
     }
 
+    /// The authorization of one application.
+    ///
     /// - Parameters:
+    ///   - application: the application identifier (its record is `APP.json`).
     ///   - file: where the record lives; the default follows `$XDG_CONFIG_HOME`.
     ///   - policyURL: the system policy file.
+    ///   - prompt: asks the user; by default nobody answers and the status stays not determined.
+    ///   - temporaryGrantLifetime: how long an "allow once" grant lasts in the background.
     ///   - clock: times change polling and "allow once" expiry.
+    ///   - logger: where changes and damaged files are logged.
     public init(
         application: String,
         file: AuthorizationFile? = nil,
@@ -250,6 +259,7 @@ public final class LocationAuthorizationManager: Sendable {
         }
     }
 
+    /// Stops calling the observer numbered `id`.
     public func removeObserver(_ id: Int) { state.withLock { _ = $0.delegates.removeValue(forKey: id) } }
 
     /// Applies a change to the state and tells the observers if the snapshot changed.
@@ -271,13 +281,17 @@ public final class LocationAuthorizationManager: Sendable {
 
 /// Everything known about one application's authorization at one moment.
 public struct AuthorizationSnapshot: Sendable, Hashable {
+    /// The application.
     public var application: String
     /// The effective status (`restricted` when the system policy says so).
     public var status: LocationAuthorization
+    /// Full or reduced accuracy.
     public var accuracy: LocationAccuracyAuthorization
     /// Whether location services are on for the whole machine.
     public var locationServicesEnabled: Bool
+    /// Whether it is an allow-once grant, which ends in the background.
     public var isTemporary: Bool
+    /// Whether the upgrade to always was already asked for (it is asked once).
     public var alwaysPromptShown: Bool
     /// A damaged file or policy, if any: the status reads as not determined (or services off) meanwhile.
     public var problem: AuthorizationError?

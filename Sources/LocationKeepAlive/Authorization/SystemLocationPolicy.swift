@@ -8,16 +8,21 @@ public import FoundationEssentials
 /// No file means services on and nothing restricted. A damaged file turns services off (the
 /// safer reading) and says why.
 public struct SystemLocationPolicy: Sendable, Hashable, Codable {
+    /// The file format's version.
     public var version: Int
+    /// Location services on for everyone (off: every app is denied).
     public var locationServicesEnabled: Bool
+    /// Applications the system forbids location to.
     public var restrictedApplications: [String]
 
+    /// A policy: services on, nobody restricted, by default.
     public init(locationServicesEnabled: Bool = true, restrictedApplications: [String] = []) {
         self.version = 1
         self.locationServicesEnabled = locationServicesEnabled
         self.restrictedApplications = restrictedApplications
     }
 
+    /// `/etc/location-keepalive/policy.json`.
     public static let defaultURL = URL(fileURLWithPath: "/etc/location-keepalive/policy.json")
 
     /// The policy in `url`; with the problem that made it fall back to services off, if any.

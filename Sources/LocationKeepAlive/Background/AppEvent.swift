@@ -1,10 +1,16 @@
 /// A change in an application's life, named like UIApplication's notifications.
 public enum AppEvent: Sendable, Hashable, CustomStringConvertible {
+    /// Launched (`application(_:didFinishLaunchingWithOptions:)`).
     case didFinishLaunching
+    /// About to leave the foreground.
     case willResignActive
+    /// In the background: its background time starts.
     case didEnterBackground
+    /// On its way back to the foreground.
     case willEnterForeground
+    /// In the foreground, active.
     case didBecomeActive
+    /// About to stop by itself (not sent when the policy kills it).
     case willTerminate
     /// The execution policy stopped the app's code (not a UIKit notification: iOS says nothing).
     case suspended(SuspensionCause)
@@ -17,6 +23,7 @@ public enum AppEvent: Sendable, Hashable, CustomStringConvertible {
     /// A scheduled task ended: completed by the app, or its time ran out.
     case scheduledTaskEnded(String, completed: Bool)
 
+    /// The event in words, as traces print it.
     public var description: String {
         switch self {
         case .didFinishLaunching: "did finish launching"
@@ -52,6 +59,7 @@ public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringCo
     /// A scheduled task's time ran out before the app completed it.
     case scheduledTaskExpired
 
+    /// The event in words, as traces print it.
     public var description: String {
         switch self {
         case .nothingKeepsItAlive: "entered the background with nothing keeping it alive"
@@ -72,6 +80,7 @@ public enum TerminationReason: Sendable, Hashable, CustomStringConvertible {
     /// A background task was still open when the background time ran out; iOS kills such apps.
     case backgroundTaskNotEnded(name: String)
 
+    /// The event in words, as traces print it.
     public var description: String {
         switch self {
         case .requested: "requested"

@@ -14,5 +14,6 @@ public enum AppState: String, Sendable, Hashable, Codable, CustomStringConvertib
     /// Whether the app's own code runs in this state.
     public var isRunning: Bool { self != .notRunning && self != .suspended }
 
+    /// The state's name, as the tool prints it.
     public var description: String { rawValue }
 }

@@ -12,12 +12,16 @@ public import Logging
 ///   (timers, expiration handlers, observers) run synchronously inside ``advance(to:)`` and
 ///   the lifecycle calls.
 public final class Application {
+    /// The system it behaves like (background budget, renewal).
     public let profile: ExecutionProfile
+    /// The background modes it declared.
     public let backgroundModes: BackgroundModes
+    /// Where its lifecycle is logged.
     public let logger: Logger
 
     /// The current time, since the application model was created.
     public internal(set) var now: Duration = .zero
+    /// Where the application is in its lifecycle.
     public internal(set) var state: AppState = .notRunning {
         didSet { accountTime(leaving: oldValue) }
     }
@@ -35,6 +39,7 @@ public final class Application {
             schedulePolicyCheck()
         }
     }
+    /// Time in each state, suspensions, wake-ups and the work that kept it alive so far.
     public internal(set) var statistics = ExecutionStatistics()
 
     // Background tasks and the budget of the current background entry.
@@ -86,6 +91,7 @@ public final class Application {
     var lastObserverID = 0
     var eventContinuations: [AsyncStream<AppEvent>.Continuation] = []
 
+    /// A new, not running application.
     public init(
         profile: ExecutionProfile = .unlimited,
         backgroundModes: BackgroundModes = [],
@@ -177,6 +183,7 @@ public final class Application {
         return lastObserverID
     }
 
+    /// Stops calling the observer that ``addObserver(_:)`` numbered `id`.
     public func removeObserver(_ id: Int) { observers[id] = nil }
 
     /// Every event from now on.

@@ -1,8 +1,12 @@
 /// Something the embedding program asks of a running application, from any task.
 public enum ApplicationCommand: Sendable, Hashable {
+    /// The user left the app (SIGUSR1 for `keepalive run`).
     case enterBackground
+    /// The user came back (SIGUSR2).
     case enterForeground
+    /// Stop the app.
     case terminate
+    /// The location authorization changed.
     case setAuthorization(LocationAuthorization)
     /// The host is about to freeze the process: the model is suspended (timers stop).
     case suspendedByHost
@@ -14,19 +18,26 @@ public enum ApplicationCommand: Sendable, Hashable {
     case scheduledTaskExpiring(String)
     /// A device finished something; handed to the run loop's `deliver` in its isolation.
     case deliver(DeviceCompletion)
+    /// Changes nothing: one more turn of the loop, which shows it still turns (systemd's
+    /// watchdog pings only after the loop took one).
+    case heartbeat
 }
 
 /// What a real device reports back to the application's run loop.
 public enum DeviceCompletion: Sendable, Hashable {
+    /// A silent pulse ended (`error` when it failed).
     case audioPulse(id: Int, error: String?)
+    /// A one-shot location request ended.
     case locationRequest(id: Int, result: Result<Location, LocationError>)
 }
 
 /// Drives an ``Application`` on a clock: the real `ContinuousClock` in the service, a test
 /// clock in tests. The same model the simulator advances in virtual time.
 public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duration {
+    /// The clock it runs on.
     public let clock: C
 
+    /// A run loop on `clock`.
     public init(clock: C) { self.clock = clock }
 
     /// Runs the application's timers and policy on the clock, applying `commands` as they come,
@@ -34,6 +45,9 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
     /// owns the application.
     ///
     /// - Parameters:
+    ///   - app: the application model, owned by the caller's isolation.
+    ///   - commands: lifecycle changes, authorization, host notices and device completions.
+    ///   - deliver: hands a device's completion (a pulse played, a fix) to the caller.
     ///   - afterEachStep: called after every wake-up (a due event or a command), to drain
     ///     work the caller keeps beside the application.
     public nonisolated(nonsending) func run(
@@ -90,6 +104,7 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                     case .runScheduledTask(let identifier): app.runScheduledTask(identifier: identifier)
                     case .scheduledTaskExpiring(let identifier): app.expireScheduledTask(identifier: identifier)
                     case .deliver(let completion): deliver(completion)
+                    case .heartbeat: break
                     }
                     app.advance(to: app.now)  // the next turn, at once
                 }

@@ -1,5 +1,6 @@
 /// Why a background capability could not be used. Never fatal: the caller falls back.
 public struct BackgroundError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable { case audioModeMissing, locationModeMissing, notRunning, notAuthorized }
         private let value: Value
@@ -13,14 +14,18 @@ public struct BackgroundError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let notAuthorized = Code(value: .notAuthorized)
     }
 
+    /// Which kind of failure.
     public var code: Code
+    /// What happened and what to do.
     public var message: String
 
+    /// An error of `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 
     static let audioModeMissing = BackgroundError(

@@ -2,7 +2,9 @@ import FoundationEssentials
 
 /// The background modes an app declares, as in its Info.plist's `UIBackgroundModes`.
 public struct BackgroundModes: OptionSet, Sendable, Hashable, Codable {
+    /// The modes as bits.
     public let rawValue: Int
+    /// The modes whose bits are set in `rawValue`.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Audio, AirPlay and Picture in Picture: playing audio keeps the app running.
@@ -14,6 +16,7 @@ public struct BackgroundModes: OptionSet, Sendable, Hashable, Codable {
     /// Background processing (BGProcessingTask).
     public static let processing = BackgroundModes(rawValue: 1 << 3)
 
+    /// Every mode.
     public static let all: BackgroundModes = [.audio, .location, .fetch, .processing]
 
     /// Parses `audio,location,fetch,processing` (or `none`).

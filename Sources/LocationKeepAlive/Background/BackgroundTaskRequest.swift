@@ -2,6 +2,7 @@
 /// requests: when it is due and its conditions hold, the app is resumed in the background
 /// with a budget of its own.
 public struct BackgroundTaskRequest: Sendable, Hashable {
+    /// Refresh or processing, as BGTaskScheduler's two request classes.
     public enum Kind: String, Sendable, Hashable, Codable {
         /// A short refresh (BGAppRefreshTask): the profile's refresh budget, 30 s.
         case refresh
@@ -9,7 +10,9 @@ public struct BackgroundTaskRequest: Sendable, Hashable {
         case processing
     }
 
+    /// The task's identifier: one pending request per identifier.
     public var identifier: String
+    /// Refresh or processing.
     public var kind: Kind
     /// Not before this time (the model's clock); `nil`: as soon as the conditions hold.
     public var earliestBeginDate: Duration?
@@ -18,6 +21,7 @@ public struct BackgroundTaskRequest: Sendable, Hashable {
     /// Processing only: run only with a network connection.
     public var requiresNetworkConnectivity: Bool
 
+    /// A request, due as soon as its conditions hold unless `earliestBeginDate` says later.
     public init(
         identifier: String,
         kind: Kind = .refresh,
@@ -41,9 +45,12 @@ public struct BackgroundTaskRequest: Sendable, Hashable {
 
 /// What scheduled work depends on: external power and a network connection.
 public struct SystemConditions: Sendable, Hashable {
+    /// A mains or USB supply is online, or there is no battery at all.
     public var hasExternalPower: Bool
+    /// A default route exists.
     public var hasNetwork: Bool
 
+    /// Conditions, both met by default.
     public init(hasExternalPower: Bool = true, hasNetwork: Bool = true) {
         self.hasExternalPower = hasExternalPower
         self.hasNetwork = hasNetwork
@@ -54,7 +61,9 @@ public struct SystemConditions: Sendable, Hashable {
 /// ``setTaskCompleted(success:)`` before its time runs out; ``expirationHandler`` is called
 /// shortly before that.
 public final class ScheduledBackgroundTask {
+    /// The request's identifier.
     public let identifier: String
+    /// Refresh or processing.
     public let kind: BackgroundTaskRequest.Kind
     /// Called before the task's time runs out (or, for processing, when its conditions stop holding).
     public var expirationHandler: (() -> Void)?

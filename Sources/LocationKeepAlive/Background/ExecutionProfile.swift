@@ -9,11 +9,13 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
         case resetsBudget
     }
 
+    /// Its name on the command line (`ios13`, `ios7`, ...).
     public var name: String
     /// Time a background entry gets from background tasks; `nil` never suspends (a plain daemon).
     public var backgroundBudget: Duration?
     /// Expiration handlers run this long before the budget ends.
     public var expirationLeadTime: Duration
+    /// What renews the budget.
     public var renewal: Renewal
     /// After audio stops, the app keeps running this long (the host is slow to notice silence).
     public var audioGrace: Duration
@@ -27,6 +29,7 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
     /// The longest a scheduled processing task may run while its conditions hold.
     public var processingCap: Duration = .seconds(600)
 
+    /// A profile with these rules.
     public init(
         name: String,
         backgroundBudget: Duration?,

@@ -10,12 +10,15 @@ public import Logging
 ///
 /// Apps and the compositor speak to it on a Unix socket (``HostProtocol``).
 public actor AppHost {
+    /// How the host runs: its rules, freezer, socket and timings.
     public struct Configuration: Sendable {
         /// The rules every app runs under.
         public var profile: ExecutionProfile = .ios13
+        /// The freezer to use, or `.auto` for the first that works here.
         public var freezer: FreezerKind = .auto
         /// The folder the host's cgroups live in: one per host.
         public var name = "keepalive.host"
+        /// The control socket's path.
         public var socketPath: String
         /// The socket's permission bits: 0600, or 0660 for a group.
         public var socketMode: UInt32 = 0o600
@@ -41,6 +44,7 @@ public actor AppHost {
         /// Where processes stopped with signals are listed, for the watchdog and the next host.
         public var stoppedFile: String { socketPath + ".stopped" }
 
+        /// A configuration with the defaults and this socket.
         public init(socketPath: String = Configuration.defaultSocketPath) {
             self.socketPath = socketPath
         }
@@ -56,20 +60,33 @@ public actor AppHost {
 
     /// Something the host did, for its output.
     public enum Event: Sendable {
+        /// Listening on `socket`, freezing with `freezer` (chosen for `reason`).
         case started(freezer: FreezerKind, reason: String, socket: String)
+        /// An app a previous host left running was taken over (and thawed if it was frozen).
         case adopted(app: String, thawed: Bool)
+        /// An app was started; `pid` is its first process.
         case launched(app: String, pid: Int32)
+        /// An app's lifecycle event, from the host's copy of the model.
         case lifecycle(app: String, AppEvent)
+        /// An app was frozen, `latency` after it was due; `answered`: whether it acknowledged the notice in time.
         case frozen(app: String, latency: Duration, answered: Bool?)
+        /// An app was thawed, `latency` after it was due.
         case thawed(app: String, latency: Duration)
+        /// An app was killed, and why.
         case killed(app: String, reason: String)
+        /// An app's last process exited with `status`.
         case exited(app: String, status: Int32)
+        /// A request was refused, and why.
         case refused(String)
+        /// Something failed; the host goes on.
         case error(String)
+        /// The host stopped: every app thawed, stopped and its group removed.
         case stopped
     }
 
+    /// How it runs.
     public nonisolated let configuration: Configuration
+    /// The freezer it chose.
     public nonisolated let freezer: Freezer
     let emit: @Sendable (Event) -> Void
     let logger: Logger
@@ -155,6 +172,14 @@ public actor AppHost {
     }
 
     /// Ends ``run()``: its apps are stopped and their groups removed.
+    /// A line for `systemctl status`: how many apps, how many frozen. Answered on the host's
+    /// own executor, so an answer also shows the host is not stuck (systemd's watchdog).
+    public func summary() -> String {
+        let frozen = apps.values.filter(\.group.isFrozen).count
+        return "\(apps.count) app\(apps.count == 1 ? "" : "s"), \(frozen) frozen"
+    }
+
+    /// Stops every app (thawed, asked to stop, killed after the grace) and removes their groups.
     public func shutDown() {
         isStopping = true
         poke()

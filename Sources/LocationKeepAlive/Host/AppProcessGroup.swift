@@ -4,7 +4,9 @@ import Glibc
 /// Every process of one app, frozen, thawed and killed as one: a cgroup (v2 or v1 freezer),
 /// or, with signals, the session the app was started in.
 public final class AppProcessGroup: Sendable {
+    /// How it is frozen.
     public let kind: FreezerKind
+    /// The app's name.
     public let app: String
     /// The cgroup folder (`nil` with signals).
     public let path: String?

@@ -14,7 +14,9 @@ public struct Freezer: Sendable {
 
     /// Chooses the freezer: the one asked for, or with `.auto` the first that works here.
     ///
-    /// - Parameter name: the folder the host's groups live in; one per host.
+    /// - Parameters:
+    ///   - requested: a freezer kind, or `.auto`.
+    ///   - name: the folder the host's groups live in; one per host.
     /// - Throws: ``HostError/Code/freezerUnavailable`` naming what is missing, when an explicit
     ///   kind cannot be used.
     public static func choose(_ requested: FreezerKind, name: String = "keepalive.host") throws(HostError) -> Freezer {

@@ -9,5 +9,6 @@ public enum FreezerKind: String, Sendable, Hashable, CaseIterable, CustomStringC
     /// SIGSTOP and SIGCONT to every process of the app's session, as Ubuntu Touch does.
     case signal
 
+    /// The kind's name, as `--freezer` takes it.
     public var description: String { rawValue }
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 /// A connection to `keepalive host`: an app's own (after ``hello(app:)``), or the
 /// compositor's (launch, move, status).
 public final class HostClient: Sendable {
+    /// The host's control socket.
     public let socketPath: String
     private let socket: UnixSocket
     private let state = Locked(ClientState())

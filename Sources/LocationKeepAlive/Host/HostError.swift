@@ -1,5 +1,6 @@
 /// Why the host could not do something, in words that say what to do.
 public struct HostError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable {
             case freezerUnavailable, freezeFailed, launchFailed, unknownApp, notPermitted, badRequest
@@ -26,13 +27,17 @@ public struct HostError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let hostUnreachable = Code(value: .hostUnreachable)
     }
 
+    /// Which kind of failure.
     public var code: Code
+    /// What happened and what to do, in words.
     public var message: String
 
+    /// An error of `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

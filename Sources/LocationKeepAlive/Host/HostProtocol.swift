@@ -8,6 +8,7 @@ import FoundationEssentials
 /// bytes; a longer line, or one that is not a request, gets an error reply and closes the
 /// connection.
 public enum HostProtocol {
+    /// The longest line either side accepts, in bytes.
     public static let maximumLineLength = 65_536
 
     /// Decodes one request line.
@@ -37,6 +38,7 @@ public enum HostProtocol {
 
 /// A request to the host.
 public struct HostRequest: Codable, Sendable, Hashable {
+    /// What is asked (`op` on the wire).
     public enum Operation: String, Codable, Sendable, Hashable {
         /// An app names itself (`app`); the host checks that the caller's process is in it.
         case hello
@@ -62,23 +64,38 @@ public struct HostRequest: Codable, Sendable, Hashable {
         case status
     }
 
+    /// Echoed in the reply, to pair them.
     public var id: Int?
+    /// What is asked.
     public var op: Operation
+    /// The application identifier.
     public var app: String?
+    /// A background task's or a scheduled request's name.
     public var name: String?
+    /// The app's own number for a background task.
     public var task: Int?
+    /// `audio`, `location`: playing or not, in flight or not.
     public var active: Bool?
+    /// `ack`: the notice answered.
     public var notice: String?
+    /// `launch`: the background modes to run the app with.
     public var modes: [String]?
+    /// `launch`: the program and its arguments.
     public var command: [String]?
+    /// `launch`: a file for the app's standard output and error.
     public var output: String?
+    /// `schedule`: `refresh` or `processing`.
     public var kind: String?
-    /// Seconds from now.
+    /// `schedule`: seconds from now before the work may run.
     public var earliest: Double?
+    /// `schedule`: the work needs external power.
     public var power: Bool?
+    /// `schedule`: the work needs a network.
     public var network: Bool?
+    /// `complete`: whether the work succeeded.
     public var success: Bool?
 
+    /// A request with its operation and app; set the other fields the operation needs.
     public init(_ op: Operation, app: String? = nil) {
         self.op = op
         self.app = app
@@ -87,8 +104,11 @@ public struct HostRequest: Codable, Sendable, Hashable {
 
 /// The host's answer to one request.
 public struct HostReply: Codable, Sendable, Hashable {
+    /// The request's `id`.
     public var id: Int?
+    /// Whether the request was done.
     public var ok: Bool
+    /// Why not, in words.
     public var error: String?
     /// `hello`: the rules the app runs under.
     public var profile: ExecutionProfile?
@@ -105,6 +125,7 @@ public struct HostReply: Codable, Sendable, Hashable {
     /// `status`.
     public var apps: [HostAppStatus]?
 
+    /// A reply to request `id`.
     public init(id: Int?, ok: Bool = true, error: String? = nil) {
         self.id = id
         self.ok = ok
@@ -114,6 +135,7 @@ public struct HostReply: Codable, Sendable, Hashable {
 
 /// Something the host tells an app without being asked.
 public struct HostNotice: Codable, Sendable, Hashable {
+    /// What the notice says.
     public enum Kind: String, Codable, Sendable, Hashable {
         /// The compositor moved the app (`event`: `background`, `foreground`).
         case lifecycle
@@ -129,12 +151,18 @@ public struct HostNotice: Codable, Sendable, Hashable {
         case terminate
     }
 
+    /// What the notice says.
     public var notice: Kind
+    /// `lifecycle`: `background` or `foreground`.
     public var event: String?
+    /// `expiring`: the task's number.
     public var task: Int?
+    /// `run-task`: the scheduled work's name.
     public var name: String?
+    /// `will-suspend`: seconds the app has to `ack`.
     public var deadline: Double?
 
+    /// A notice with the fields its kind uses.
     public init(_ notice: Kind, event: String? = nil, task: Int? = nil, name: String? = nil, deadline: Double? = nil) {
         self.notice = notice
         self.event = event
@@ -146,9 +174,11 @@ public struct HostNotice: Codable, Sendable, Hashable {
 
 /// One app as `keepalive host status` shows it.
 public struct HostAppStatus: Codable, Sendable, Hashable {
+    /// The application identifier.
     public var app: String
     /// `active`, `inactive`, `background`, `suspended`, `not running`.
     public var state: String
+    /// Whether its processes are frozen now.
     public var frozen: Bool
     /// When it entered this state (ISO 8601, UTC).
     public var since: String
@@ -157,7 +187,9 @@ public struct HostAppStatus: Codable, Sendable, Hashable {
     public var alive: [String]
     /// Why it was suspended or killed, when it was.
     public var reason: String?
+    /// Its first process, while it runs.
     public var pid: Int32?
+    /// Its location authorization now.
     public var authorization: String
     /// CPU time the app's processes have used, seconds (the cgroup's own count with cgroup v2).
     public var cpu: Double

@@ -4,12 +4,17 @@ import FoundationEssentials
 /// `/sys/class/power_supply` (a mains or USB supply online, or no battery at all), and the
 /// network from a default route in `/proc/net/route` whose interface is up in `/sys/class/net`.
 public struct SystemConditionsProbe: Sendable {
+    /// Where power supplies are listed.
     public var powerSupplies = "/sys/class/power_supply"
+    /// The kernel's routing table.
     public var routes = "/proc/net/route"
+    /// Where network interfaces are listed.
     public var interfaces = "/sys/class/net"
 
+    /// A probe of the real system.
     public init() {}
 
+    /// Power and network now.
     public func read() -> SystemConditions {
         SystemConditions(hasExternalPower: hasExternalPower(), hasNetwork: hasNetwork())
     }

@@ -15,8 +15,12 @@ public final class HybridKeepAlive: KeepAliveStrategy {
     /// Polls answered and failed, pulses played and failed, client callbacks.
     public private(set) var counts = (polls: 0, failedPolls: 0, pulses: 0, failedPulses: 0, callbacks: 0)
 
+    /// The recipe for the app in `context`; it acts on the app's lifecycle events.
+    ///
     /// - Parameters:
-    ///   - isLowPower: read at every tick (on Linux, ``PowerSupply/isLowPower(threshold:)``).
+    ///   - context: the application and its audio and location devices.
+    ///   - options: the interval, pulse length and call-back interval.
+    ///   - isLowPower: read at every tick (on Linux, ``PowerSupply/isLowPower(threshold:root:)``).
     public init(
         _ context: KeepAliveContext,
         options: HybridKeepAliveMachine.Options = .init(),
@@ -30,6 +34,7 @@ public final class HybridKeepAlive: KeepAliveStrategy {
     /// Whether a background task, tick or callback is outstanding (for leak checks).
     public var holdsAnything: Bool { task != nil || tick != nil || callback != nil }
 
+    /// Reacts to one lifecycle event of the app.
     public func handle(_ event: AppEvent) {
         switch event {
         case .didEnterBackground: feed(.enteredBackground)

@@ -4,6 +4,7 @@
 /// short pulse of silence otherwise. A poll that fails plays a pulse instead. The foreground
 /// stops everything.
 public struct HybridKeepAliveMachine: Sendable {
+    /// The recipe's timings.
     public struct Options: Sendable, Hashable {
         /// Time between keep-alive ticks once the background task expired.
         public var interval: Duration = .seconds(10)
@@ -17,6 +18,7 @@ public struct HybridKeepAliveMachine: Sendable {
         /// threshold. The keep-alive tick is not: longer than the host's grace, it gets the app suspended.
         public var lowPowerStretch: Double = 2
 
+        /// The recipe's defaults: a tick every 10 s, polls given 5 s, 0.2 s pulses, a call-back every 30 s.
         public init() {}
 
         /// Throws a message when the options cannot work together.
@@ -38,28 +40,47 @@ public struct HybridKeepAliveMachine: Sendable {
 
     /// What happened.
     public enum Event: Sendable, Hashable {
+        /// The app entered the background.
         case enteredBackground
+        /// The app is coming back to the foreground.
         case willEnterForeground
+        /// The background task's time is nearly up.
         case taskExpiring
+        /// The interval timer fired.
         case tick
+        /// The client call-back timer fired.
         case callbackDue
+        /// The location authorization changed.
         case authorizationChanged(LocationAuthorization)
+        /// A location poll got a fix.
         case pollSucceeded
+        /// A location poll failed, and why.
         case pollFailed(String)
+        /// A silent pulse failed, and why.
         case audioFailed(String)
+        /// The machine went on or off low battery.
         case lowPowerChanged(Bool)
     }
 
     /// What to do, in order.
     public enum Action: Sendable, Hashable {
+        /// Begin a background task.
         case beginBackgroundTask
+        /// End the background task.
         case endBackgroundTask
+        /// Arm the interval timer.
         case scheduleTick(after: Duration)
+        /// Disarm the interval timer.
         case cancelTick
+        /// Arm the client call-back timer.
         case scheduleCallback(after: Duration)
+        /// Disarm the client call-back timer.
         case cancelCallback
+        /// Poll for one fix, giving up after `timeout`.
         case requestLocation(timeout: Duration)
+        /// Play silent audio for this long.
         case playPulse(Duration)
+        /// Call the client back.
         case callClient
         /// A decision, with a stable message and metadata, for the log.
         case log(Decision)
@@ -67,14 +88,18 @@ public struct HybridKeepAliveMachine: Sendable {
 
     /// One logged decision.
     public struct Decision: Sendable, Hashable, CustomStringConvertible {
+        /// What was decided, in words.
         public var message: String
+        /// The figures behind it.
         public var metadata: [String: String]
 
+        /// A decision saying `message`, with `metadata`.
         public init(message: String, metadata: [String: String]) {
             self.message = message
             self.metadata = metadata
         }
 
+        /// The message and its metadata on one line.
         public var description: String {
             ([message] + metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
         }
@@ -86,14 +111,18 @@ public struct HybridKeepAliveMachine: Sendable {
         case looping
     }
 
+    /// The timings it runs with.
     public let options: Options
+    /// The location authorization it decides with.
     public private(set) var authorization: LocationAuthorization
+    /// Whether the battery was low at the last tick (the call-back interval stretches).
     public private(set) var isLowPower = false
     private var phase = Phase.foreground
     /// A tick falls back once (poll to pulse, or pulse to poll): when the fallback fails too,
     /// the tick ends instead of alternating forever between two broken devices.
     private var tickFellBack = false
 
+    /// A machine in the foreground, with the app's authorization now.
     public init(options: Options = Options(), authorization: LocationAuthorization) {
         self.options = options
         self.authorization = authorization
@@ -102,6 +131,7 @@ public struct HybridKeepAliveMachine: Sendable {
     /// Whether the loop (polls or pulses) is running.
     public var isLooping: Bool { phase == .looping }
 
+    /// Takes one event; returns what to do, in order.
     public mutating func handle(_ event: Event) -> [Action] {
         switch (phase, event) {
         case (.foreground, .enteredBackground):

@@ -5,6 +5,7 @@ public protocol KeepAliveAudioOutput: AnyObject {
     func playPulse(length: Duration, completion: @escaping ((any Error)?) -> Void) throws(BackgroundError)
     /// Plays silence until ``stopLoop()``.
     func startLoop() throws(BackgroundError)
+    /// Stops the loop started by ``startLoop()``.
     func stopLoop()
 }
 
@@ -23,17 +24,22 @@ public protocol KeepAliveLocationProvider: AnyObject {
         throws(BackgroundError)
     /// Starts continuous updates (location activity until ``stopUpdates()``).
     func startUpdates() throws(BackgroundError)
+    /// Stops the updates started by ``startUpdates()``.
     func stopUpdates()
 }
 
 /// What a strategy works with: the application and its devices.
 public struct KeepAliveContext {
+    /// The application kept alive.
     public let app: Application
+    /// Where silent pulses play.
     public let audio: any KeepAliveAudioOutput
+    /// Where one-shot fixes come from.
     public let location: any KeepAliveLocationProvider
     /// Notes a decision or an error in the run's trace.
     public let note: (String) -> Void
 
+    /// A context of `app`, its devices and a trace.
     public init(
         app: Application,
         audio: any KeepAliveAudioOutput,

@@ -5,43 +5,78 @@ public import Logging
 /// (hybrid by default) with real silent audio and gpsd polls, a foreground location watch,
 /// and the authorization store, reporting everything as events.
 public struct KeepAliveService: Sendable {
+    /// What the service runs, and with what.
     public struct Configuration: Sendable {
+        /// The execution rules: `unlimited` (a plain Linux daemon) unless a host or a policy says otherwise.
         public var profile: ExecutionProfile = .unlimited
+        /// The background modes the app declares (audio and location keep it alive only if declared).
         public var backgroundModes: BackgroundModes = [.audio, .location]
+        /// The keep-alive strategy.
         public var strategy: KeepAliveStrategyKind = .hybrid
+        /// The hybrid driver's interval, pulse length and call-back interval.
         public var hybrid = HybridKeepAliveMachine.Options()
+        /// Where silent audio goes: an ALSA device, or a WAV file.
         public var audio: SilentAudioPlayer.Output = .alsa(device: "default")
         /// Keep the audio device open and prepared between pulses (instead of drain and close).
         public var keepsAudioDeviceOpen = false
+        /// Enter the background right after launch.
         public var startsInBackground = false
+        /// Whether the machine runs low on battery (the call-back interval stretches then).
         public var isLowPower: @Sendable () -> Bool = { PowerSupply.isLowPower() }
         /// Run as an app of `keepalive host` (connected, `hello` said): its rules are the
         /// host's, and what the app does is reported to it.
         public var host: (client: HostClient, app: String)?
+        /// Every fix the service delivers (watched or polled) is appended here, durably.
+        public var journal: FixJournal?
+        /// Delivers the journal to tracking servers while the service runs (paused while the
+        /// host freezes the app, so `keepalive upload` can take over).
+        public var delivery: JournalDelivery?
+        /// Counts fixes, polls, pulses, reconnections, suspensions and the delivery queue through
+        /// swift-metrics, as `keepalive_*` metrics (listed in the command-line tool article);
+        /// bootstrap a backend to read them.
+        public var recordsMetrics = false
 
+        /// The defaults: unlimited rules, hybrid strategy, ALSA's default device.
         public init() {}
     }
 
     /// Something the service did, for its output.
     public enum Event: Sendable {
+        /// Running, with these rules, strategy and authorization.
         case started(profile: String, strategy: String, authorization: LocationAuthorization)
+        /// The application model's lifecycle: launched, background, suspended...
         case lifecycle(AppEvent)
+        /// What the strategy decided, and why.
         case decision(String)
+        /// A background location poll's result.
         case poll(Result<Location, LocationError>)
+        /// A silent pulse played (or failed: `error`).
         case pulse(length: Duration, device: String, error: String?)
+        /// A fix from the foreground watch.
         case fix(Location)
+        /// What delivery to a tracking server did.
+        case delivery(DeliveryEvent)
+        /// The location source's status: connected, lost, reconnecting...
         case status(LocationStatus)
+        /// The authorization changed (another process, a prompt, a grant running out).
         case authorizationChanged(LocationAuthorization)
+        /// The hybrid driver's periodic client call-back.
         case callback
+        /// Something failed and the service goes on.
         case error(String)
+        /// Stopped gracefully.
         case stopped
     }
 
+    /// What the service runs.
     public let configuration: Configuration
+    /// Where its fixes come from.
     public let locationManager: LocationManager
+    /// The app's authorization, followed and enforced; `nil` behaves as always.
     public let authorization: LocationAuthorizationManager?
     let logger: Logger
 
+    /// A service, not yet running (see ``run(commands:turned:emit:)``).
     public init(
         configuration: Configuration,
         locationManager: LocationManager,
@@ -55,16 +90,35 @@ public struct KeepAliveService: Sendable {
     }
 
     /// Runs until `commands` ends (graceful shutdown), then ends tasks, stops audio and closes gpsd.
+    ///
+    /// - Parameters:
+    ///   - external: lifecycle changes from outside (signals, a host); the end of the stream stops it.
+    ///   - turned: called after each turn of the application's run loop, in its isolation (a
+    ///     watchdog's proof that the loop is not stuck: see ``ApplicationCommand/heartbeat``).
+    ///   - output: everything the service does, as it happens.
     public func run(
         commands external: AsyncStream<ApplicationCommand>,
-        emit: @escaping @Sendable (Event) -> Void
+        turned: () -> Void = {},
+        emit output: @escaping @Sendable (Event) -> Void
     ) async {
+        let metrics = configuration.recordsMetrics ? ServiceMetrics(journal: configuration.journal) : nil
+        let emit: @Sendable (Event) -> Void = { event in
+            metrics?.record(event)
+            output(event)
+        }
         let (commands, post) = AsyncStream.makeStream(of: ApplicationCommand.self)
         let forwarder = Task {
             for await command in external { post.yield(command) }
             post.finish()
         }
         let status = authorization?.status ?? .always
+        let journal = configuration.journal
+        let record: @Sendable (Location) -> Void = { fix in
+            guard let journal else { return }
+            do { try journal.append(fix) } catch { emit(.error("\(error)")) }
+        }
+        let delivery = configuration.delivery
+        let deliveryTask = delivery.map { delivery in Task { await delivery.run() } }
         let app = Application(
             profile: configuration.profile,
             backgroundModes: configuration.backgroundModes,
@@ -88,8 +142,12 @@ public struct KeepAliveService: Sendable {
             prepareForSuspension: { [locationManager] in
                 await player.stopLoop()
                 locationManager.closeSessionForSuspension()
+                await delivery?.pause()
             },
-            resumed: { [locationManager] in locationManager.resumeAfterSuspension() },
+            resumed: { [locationManager] in
+                locationManager.resumeAfterSuspension()
+                delivery?.resume()
+            },
             note: { emit(.decision($0)) }
         )
 
@@ -106,7 +164,9 @@ public struct KeepAliveService: Sendable {
                     do {
                         for try await update in manager.updates() {
                             switch update {
-                            case .location(let fix): emit(.fix(fix))
+                            case .location(let fix):
+                                record(fix)
+                                emit(.fix(fix))
                             case .status(let status): emit(.status(status))
                             }
                         }
@@ -139,16 +199,22 @@ public struct KeepAliveService: Sendable {
         )
         app.launch()
         if configuration.startsInBackground { app.enterBackground() }
-        await ApplicationRunLoop(clock: ContinuousClock()).run(app, commands: commands) { completion in
-            switch completion {
-            case .audioPulse(let id, let error):
-                emit(.pulse(length: configuration.hybrid.pulseLength, device: player.output.description, error: error))
-                audio.finished(id, error: error)
-            case .locationRequest(let id, let result):
-                emit(.poll(result))
-                location.finished(id, result: result)
-            }
-        }
+        await ApplicationRunLoop(clock: ContinuousClock()).run(
+            app,
+            commands: commands,
+            deliver: { completion in
+                switch completion {
+                case .audioPulse(let id, let error):
+                    emit(.pulse(length: configuration.hybrid.pulseLength, device: player.output.description, error: error))
+                    audio.finished(id, error: error)
+                case .locationRequest(let id, let result):
+                    if case .success(let fix) = result { record(fix) }
+                    emit(.poll(result))
+                    location.finished(id, result: result)
+                }
+            },
+            afterEachStep: turned
+        )
         // Graceful stop: end tasks and timers, stop audio and location, close gpsd.
         app.terminate()
         watch?.cancel()
@@ -158,6 +224,8 @@ public struct KeepAliveService: Sendable {
         audio.stopLoop()
         location.stopUpdates()
         await player.stopLoop()
+        deliveryTask?.cancel()
+        await deliveryTask?.value
         withExtendedLifetime(strategy) {}
         emit(.stopped)
     }

@@ -22,6 +22,7 @@ public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Cod
     /// fix (needs the fetch mode).
     case scheduledRefresh = "scheduled-refresh"
 
+    /// The strategy's name on the command line.
     public var description: String { rawValue }
 
     /// Makes the strategy and attaches it to the context's application.

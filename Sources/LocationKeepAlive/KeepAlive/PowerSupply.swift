@@ -23,3 +23,17 @@ public enum PowerSupply {
         return false
     }
 }
+
+extension PowerSupply {
+    /// The first battery's charge in percent, or `nil` on a machine without one.
+    public static func batteryLevel(root: String = "/sys/class/power_supply") -> Int? {
+        let supplies = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for supply in supplies.sorted() {
+            func read(_ name: String) -> String? {
+                (try? String(contentsOfFile: "\(root)/\(supply)/\(name)", encoding: .utf8))?.trimmed
+            }
+            if read("type") == "Battery", let capacity = read("capacity").flatMap({ Int($0) }) { return capacity }
+        }
+        return nil
+    }
+}

@@ -12,8 +12,10 @@ public enum FixMode: Int, Sendable, Hashable, Codable, Comparable, CustomStringC
     /// Whether a position comes with this mode.
     public var hasPosition: Bool { self >= .twoDimensional }
 
+    /// Modes order from no fix to 3D.
     public static func < (lhs: FixMode, rhs: FixMode) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The name the tool prints.
     public var description: String {
         switch self {
         case .notSeen: "unknown"
@@ -26,16 +28,26 @@ public enum FixMode: Int, Sendable, Hashable, Codable, Comparable, CustomStringC
 
 /// How a fix was obtained, as gpsd's TPV `status` (NMEA GGA quality, FAA mode).
 public enum FixQuality: Int, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// An autonomous GNSS fix.
     case gps = 1
+    /// Corrected by a differential station (or SBAS).
     case dgps = 2
+    /// Real-time kinematic, integer ambiguities fixed: centimetres.
     case rtkFixed = 3
+    /// Real-time kinematic, float solution: decimetres.
     case rtkFloat = 4
+    /// Estimated from motion, no satellites.
     case deadReckoning = 5
+    /// Satellites and dead reckoning combined.
     case gnssDeadReckoning = 6
+    /// A fixed, surveyed position: time only.
     case timeOnly = 7
+    /// The receiver's simulator (demo mode).
     case simulated = 8
+    /// Precise positioning service (PPS, military or PPP).
     case precise = 9
 
+    /// The name the tool prints.
     public var description: String {
         switch self {
         case .gps: "GPS"

@@ -12,6 +12,7 @@ public struct FixReport: Sendable, Hashable {
     /// The position, when the report carries one (mode 2D or 3D with latitude and longitude).
     public var location: Location?
 
+    /// A report of `mode` at `time`, with a position when it has one.
     public init(mode: FixMode, time: Date? = nil, location: Location? = nil) {
         self.mode = mode
         self.time = time

@@ -36,6 +36,7 @@ public struct Location: Sendable, Hashable, Codable {
     /// The receiver's device path (gpsd) or the log file name (replay).
     public var device: String?
 
+    /// A fix with these values; what gpsd did not report stays `nil`.
     public init(
         latitude: Double,
         longitude: Double,

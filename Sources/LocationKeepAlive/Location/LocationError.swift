@@ -2,6 +2,7 @@ import FoundationEssentials
 
 /// Why a location request or an update stream failed, with what to do about it.
 public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which kind of failure: match on it; the message says the rest.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: Sendable, Hashable {
             case gpsdUnreachable, connectionLost, locationUnknown, invalidOptions, replayFailed, notAuthorized
@@ -22,6 +23,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         /// when-in-use in the background.
         public static let notAuthorized = Code(value: .notAuthorized)
 
+        /// The code's name.
         public var description: String {
             switch value {
             case .gpsdUnreachable: "gpsd unreachable"
@@ -34,18 +36,21 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
+    /// Which kind of failure.
     public var code: Code
     /// A sentence for a person: what happened and what to do.
     public var message: String
     /// For ``Code/locationUnknown``: the best fix seen before the timeout, if any.
     public var bestLocation: Location?
 
+    /// An error of `code` saying `message`.
     public init(_ code: Code, _ message: String, bestLocation: Location? = nil) {
         self.code = code
         self.message = message
         self.bestLocation = bestLocation
     }
 
+    /// The message.
     public var description: String { message }
 
     static func gpsdUnreachable(host: String, port: Int, reason: String) -> LocationError {

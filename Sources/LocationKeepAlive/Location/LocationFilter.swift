@@ -12,6 +12,7 @@ public struct LocationFilter: Sendable, Hashable {
     /// two or three reports per epoch as its sentences arrive).
     public var rejectsDuplicates: Bool
 
+    /// A filter; `nil` lifts a limit.
     public init(
         desiredAccuracy: Double? = nil,
         distanceFilter: Double? = nil,

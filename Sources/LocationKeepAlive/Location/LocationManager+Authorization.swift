@@ -19,6 +19,7 @@ extension LocationManager {
         refreshAccess()
     }
 
+    /// Ends one ``beginBackgroundActivitySession()``.
     public func endBackgroundActivitySession() {
         state.withLock { $0.backgroundSessions = max(0, $0.backgroundSessions - 1) }
         refreshAccess()

@@ -11,7 +11,9 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
 }
 
 extension LocationManagerDelegate {
+    /// Does nothing unless implemented.
     public func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {}
+    /// Does nothing unless implemented.
     public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {}
 }
 

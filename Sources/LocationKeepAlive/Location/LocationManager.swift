@@ -24,8 +24,12 @@ public final class LocationManager: Sendable {
     /// The CoreLocation-shaped facade's own state (see `LocationManager+Delegate.swift`).
     let facade = Locked(Facade())
 
+    /// A manager of `source`'s fixes; nothing is opened until the first request.
+    ///
     /// - Parameters:
+    ///   - source: where fixes come from: gpsd, a replay, or a test's script.
     ///   - clock: times one-shot timeouts.
+    ///   - logger: where authorization pauses and session changes are logged.
     ///   - wallClock: the current date, for ``LocationFilter/maximumAge`` and cached-fix age.
     ///   - authorization: enforces the app's authorization: see ``LocationAccess``.
     public init(
@@ -163,10 +167,14 @@ public final class LocationManager: Sendable {
             let generation = state.nextID()
             state.sessionGeneration = generation
             // Subscribed now, not in the task: no change between here and its first turn is missed.
-            state.authorizationWatcher = authorization.map { authorization in
-                let changes = authorization.changes()
-                return Task { [weak self] in
-                    for await snapshot in changes { self?.authorizationDidChange(snapshot) }
+            // Kept for the manager's life once started: a service polling every 10 s in the
+            // background would otherwise set up inotify and a thread for each poll.
+            if state.authorizationWatcher == nil {
+                state.authorizationWatcher = authorization.map { authorization in
+                    let changes = authorization.changes()
+                    return Task { [weak self] in
+                        for await snapshot in changes { self?.authorizationDidChange(snapshot) }
+                    }
                 }
             }
             state.session = Task { [weak self, source] in
@@ -233,8 +241,6 @@ public final class LocationManager: Sendable {
         let ended: [StreamConsumer]? = state.withLock { state in
             guard state.sessionGeneration == generation else { return nil }
             state.session = nil
-            state.authorizationWatcher?.cancel()
-            state.authorizationWatcher = nil
             let consumers = Array(state.streams.values)
             state.streams.removeAll()
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
@@ -345,8 +351,6 @@ extension LocationManager {
             guard streams.isEmpty, oneShots.values.allSatisfy({ $0.result != nil }) else { return }
             session?.cancel()
             session = nil
-            authorizationWatcher?.cancel()
-            authorizationWatcher = nil
         }
     }
 }

@@ -16,6 +16,7 @@ public protocol LocationSource: Sendable {
 }
 
 extension LocationSource {
+    /// By default, the events of ``events()`` handed over one at a time.
     public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
         for try await event in events() { handler(event) }
     }
@@ -53,6 +54,7 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     /// Fixes flow again after a pause.
     case resumed
 
+    /// In words, as the CLI prints it.
     public var description: String {
         switch self {
         case .connected(let server): "connected to \(server)"
@@ -86,7 +88,10 @@ public struct NMEAStatistics: Sendable, Hashable, CustomStringConvertible {
     public var junk = 0
     /// Epochs reported.
     public var reports = 0
+    /// Why reading stopped before the end of the input, if it did.
+    public var readError: String?
 
+    /// All counts at zero.
     public init() {}
 
     /// Counts one decoding failure.
@@ -98,8 +103,10 @@ public struct NMEAStatistics: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// In words: sentences, reports and what was skipped.
     public var description: String {
         "\(sentences) sentences, \(reports) reports, \(badChecksums) bad checksums, "
             + "\(missingChecksums) missing checksums, \(malformed) malformed, \(junk) junk"
+            + (readError.map { "; reading stopped: \($0)" } ?? "")
     }
 }

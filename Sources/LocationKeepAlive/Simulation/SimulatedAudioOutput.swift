@@ -9,11 +9,13 @@ public final class SimulatedAudioOutput: KeepAliveAudioOutput {
     /// Called when audio starts and stops, for traces.
     public var onChange: (String) -> Void = { _ in }
 
+    /// Audio for `app`: playing keeps it alive in the background.
     public init(app: Application) { self.app = app }
 
     /// Devices that fail: a pulse then reports this error instead of playing.
     public var failure: (any Error)?
 
+    /// Plays `length` of silence in virtual time, then calls `completion`.
     public func playPulse(length: Duration, completion: @escaping ((any Error)?) -> Void) throws(BackgroundError) {
         try app.beginAudioPlayback()
         if let failure {
@@ -30,6 +32,7 @@ public final class SimulatedAudioOutput: KeepAliveAudioOutput {
         }
     }
 
+    /// Plays silence until ``stopLoop()``.
     public func startLoop() throws(BackgroundError) {
         guard loopStartedAt == nil else { return }
         try app.beginAudioPlayback()
@@ -37,6 +40,7 @@ public final class SimulatedAudioOutput: KeepAliveAudioOutput {
         onChange("audio loop started")
     }
 
+    /// Stops the loop.
     public func stopLoop() {
         guard let started = loopStartedAt else { return }
         loopStartedAt = nil

@@ -16,9 +16,14 @@ public final class SimulatedLocationProvider: KeepAliveLocationProvider {
     public private(set) var requests = 0
     /// Fixes delivered to requests.
     public private(set) var fixesDelivered = 0
+    /// Called when updates start and stop, for traces.
     public var onChange: (String) -> Void = { _ in }
 
+    /// A provider of fixes in `app`'s virtual time.
+    ///
     /// - Parameters:
+    ///   - app: the application whose location activity this is.
+    ///   - latency: how long a request takes to get its fix, in the app's virtual time.
     ///   - fixes: the fixes to hand out in turn; a fixed position when empty.
     public init(app: Application, latency: Duration = .seconds(1), fixes: [Location] = []) {
         self.app = app
@@ -26,6 +31,7 @@ public final class SimulatedLocationProvider: KeepAliveLocationProvider {
         self.fixes = fixes.isEmpty ? [Location(latitude: 52.3676, longitude: 4.9041, horizontalAccuracy: 5)] : fixes
     }
 
+    /// Answers after the simulated delay with the next fix, or the configured failure.
     public func requestLocation(
         timeout: Duration,
         completion: @escaping (Result<Location, LocationError>) -> Void
@@ -51,6 +57,7 @@ public final class SimulatedLocationProvider: KeepAliveLocationProvider {
         }
     }
 
+    /// Starts continuous updates (they keep an app with location in the background alive).
     public func startUpdates() throws(BackgroundError) {
         guard !updating else { return }
         try app.beginLocationActivity()
@@ -72,6 +79,7 @@ public final class SimulatedLocationProvider: KeepAliveLocationProvider {
         }
     }
 
+    /// Stops continuous updates.
     public func stopUpdates() {
         guard updating else { return }
         updating = false

@@ -14,10 +14,15 @@
 /// 6h network down
 /// ```
 public struct SimulationScript: Sendable, Hashable {
+    /// What happens at a time.
     public enum Action: Sendable, Hashable, CustomStringConvertible {
+        /// The user leaves the app.
         case enterBackground
+        /// The user comes back to the app.
         case enterForeground
+        /// The user quits the app.
         case terminate
+        /// The user changes the app's location authorization.
         case authorization(LocationAuthorization)
         /// The receiver (gpsd) stops or starts answering.
         case gps(available: Bool)
@@ -26,6 +31,7 @@ public struct SimulationScript: Sendable, Hashable {
         /// The network comes up or goes down (scheduled processing may need it).
         case network(Bool)
 
+        /// The action as the script writes it.
         public var description: String {
             switch self {
             case .enterBackground: "background"
@@ -39,13 +45,18 @@ public struct SimulationScript: Sendable, Hashable {
         }
     }
 
+    /// One line of a script.
     public struct Event: Sendable, Hashable {
+        /// Since the start of the simulation.
         public var time: Duration
+        /// What happens then.
         public var action: Action
     }
 
+    /// The events, in time order.
     public var events: [Event]
 
+    /// A script from events in any order.
     public init(events: [Event]) { self.events = events.sorted { $0.time < $1.time } }
 
     /// The default: enter the background at once and stay there.
@@ -94,13 +105,17 @@ public struct SimulationScript: Sendable, Hashable {
 
 /// A script line that could not be read.
 public struct SimulationScriptError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The line it is on, from 1.
     public var line: Int
+    /// What is wrong with it.
     public var message: String
 
+    /// An error on script line `line`.
     public init(line: Int, message: String) {
         self.line = line
         self.message = message
     }
 
+    /// `script line N: message`.
     public var description: String { "script line \(line): \(message)" }
 }

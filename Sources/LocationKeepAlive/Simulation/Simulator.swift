@@ -4,20 +4,30 @@ import Logging
 /// Runs a keep-alive strategy against the execution model in virtual time: no gpsd, no sound
 /// card, 24 hours in milliseconds.
 public struct Simulator {
+    /// The execution rules simulated.
     public var profile: ExecutionProfile
+    /// The location authorization at the start (a script can change it).
     public var authorization: LocationAuthorization
+    /// The keep-alive strategy simulated.
     public var strategy: KeepAliveStrategyKind
+    /// How much virtual time to run.
     public var duration: Duration
+    /// Lifecycle, authorization and receiver events at times (background at 0 by default).
     public var script: SimulationScript
+    /// The background modes the app declares.
     public var backgroundModes: BackgroundModes
     /// How long a location request takes to get a fix.
     public var locationLatency: Duration
     /// Fixes handed out in turn (from a replayed NMEA log); a fixed position when empty.
     public var fixes: [Location]
+    /// Whether the report carries every event with its time.
     public var recordsTrace: Bool
+    /// Whether the report carries a ``SimulationTimeline`` (for `--plot`).
+    public var recordsTimeline: Bool
     /// The hybrid driver's options (interval, pulse length...).
     public var hybridOptions: HybridKeepAliveMachine.Options
 
+    /// A simulation: by default the iOS 13 rules, always authorized, 24 hours in the background.
     public init(
         profile: ExecutionProfile = .ios13,
         authorization: LocationAuthorization = .always,
@@ -28,8 +38,10 @@ public struct Simulator {
         locationLatency: Duration = .seconds(1),
         fixes: [Location] = [],
         recordsTrace: Bool = false,
+        recordsTimeline: Bool = false,
         hybridOptions: HybridKeepAliveMachine.Options = .init()
     ) {
+        self.recordsTimeline = recordsTimeline
         self.hybridOptions = hybridOptions
         self.profile = profile
         self.authorization = authorization
@@ -67,6 +79,11 @@ public struct Simulator {
         audio.onChange = record
         location.onChange = record
         app.addObserver { record("\($0)") }
+        let timeline = recordsTimeline ? SimulationTimelineRecorder(duration: duration.seconds) : nil
+        if let timeline {
+            app.addObserver { timeline.note($0, at: app.now.seconds) }
+            app.onActivity = { timeline.note($0, at: app.now.seconds) }
+        }
         let context = KeepAliveContext(app: app, audio: audio, location: location) { note in
             notes.append(note)
             record(note)
@@ -77,6 +94,7 @@ public struct Simulator {
         for event in script.events where event.time <= duration {
             app.advance(to: event.time)
             record("script: \(event.action)")
+            timeline?.note(script: event.action, at: event.time.seconds)
             switch event.action {
             case .enterBackground: app.enterBackground()
             case .enterForeground: app.enterForeground()
@@ -112,7 +130,8 @@ public struct Simulator {
             wakeups: statistics.wakeups,
             suspensions: statistics.suspensions.map { .init(at: relative($0.at), cause: $0.cause.rawValue) },
             notes: notes,
-            trace: recordsTrace ? trace : nil
+            trace: recordsTrace ? trace : nil,
+            timeline: timeline?.finish(at: duration.seconds)
         )
     }
 }

@@ -1,3 +1,4 @@
+/// Durations as people write them on a command line or in a script.
 extension Duration {
     /// Parses `90`, `90s`, `1.5s`, `10m`, `24h`, `1h30m`, `2d`, `250ms`: seconds when no unit.
     public init?(parsing text: String) {

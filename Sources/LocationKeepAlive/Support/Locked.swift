@@ -24,11 +24,22 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value, holding the lock.
+    ///
+    /// Read a stored closure with ``read(_:)``: when `Value` is a function type, each `inout`
+    /// access here writes the closure back wrapped in two more reabstraction thunks, so a
+    /// closure read this way at every message grows a chain that overflows the stack.
     package func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
+    }
+
+    /// Runs `body` with a copy of the value, holding the lock; nothing is written back.
+    package func read<Result>(_ body: (Value) -> Result) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body(value)
     }
 }

@@ -71,16 +71,23 @@ extension KeepAlive.HostCommand {
 
         func run() async throws {
             let output = HostOutput(json: json)
+            let notifier = SystemdNotifier()
             let host: AppHost
             do {
-                host = try AppHost(configuration: try makeConfiguration()) { output.write($0) }
+                host = try AppHost(configuration: try makeConfiguration()) { event in
+                    output.write(event)
+                    if case .started(let freezer, let reason, let socket) = event {
+                        notifier.ready(status: "listening on \(socket); freezer \(freezer.rawValue) (\(reason))")
+                    }
+                }
             } catch {
                 output.write(.error("\(error)"))
+                notifier.status("could not start: \(error)")
                 throw ExitCode(1)
             }
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: HostService(host: host))],
+                    services: [.init(service: HostService(host: host, notifier: notifier))],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: Logger(label: "keepalive.host")
                 )
@@ -121,15 +128,34 @@ extension KeepAlive.HostCommand {
     }
 }
 
-/// The host as a swift-service-lifecycle service: graceful shutdown stops its apps.
+/// The host as a swift-service-lifecycle service: graceful shutdown stops its apps. Under
+/// systemd, `STATUS=` says how many apps are frozen, and `WATCHDOG=1` goes out only when the
+/// host's actor answered since the last one (a stuck host is restarted).
 struct HostService: Service {
     let host: AppHost
+    let notifier: SystemdNotifier
 
     func run() async throws {
+        let pings = Task { [host, notifier] in
+            guard notifier.socket != nil else { return }
+            let interval = notifier.watchdogInterval.map { $0 / 4 } ?? .seconds(5)
+            var last = ""
+            while !Task.isCancelled {
+                let summary = await host.summary()
+                if notifier.watchdogInterval != nil { notifier.watchdog() }
+                if summary != last {
+                    notifier.status(summary)
+                    last = summary
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
         await withGracefulShutdownHandler {
             await host.run()
         } onGracefulShutdown: {
+            notifier.stopping(status: "stopping: thawing and stopping every app")
             Task { await host.shutDown() }
         }
+        pings.cancel()
     }
 }

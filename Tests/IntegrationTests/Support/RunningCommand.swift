@@ -16,11 +16,15 @@ struct RunningCommand {
     static func run<R: Sendable>(
         _ path: String,
         _ arguments: [String],
+        environment: [String: String] = [:],
         _ body: (RunningCommand) async throws -> R
     ) async throws -> (value: R, status: TerminationStatus) {
         let configuration = Configuration(
             executable: .path(FilePath(path)),
             arguments: Arguments(arguments),
+            environment: .inherit.updating(
+                Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), $0.value) })
+            ),
             platformOptions: isolatedOptions()
         )
         let result = try await Subprocess.run(configuration, input: .none, output: .sequence, error: .discarded) {

@@ -8,8 +8,11 @@ public import Logging
 /// ``LocationStatus/connectionLost(_:)`` and retried with a capped exponential backoff,
 /// forever, until the consumer stops.
 public struct GPSDSource: LocationSource {
+    /// gpsd's host name or address.
     public var host: String
+    /// gpsd's port (2947 by default).
     public var port: Int
+    /// The backoff between reconnection attempts.
     public var reconnectPolicy: ReconnectPolicy
     /// A connection that sends nothing for this long is treated as lost (a hung gpsd sends no event).
     public var silenceTimeout: Duration
@@ -18,8 +21,16 @@ public struct GPSDSource: LocationSource {
     private let time: TimeSource
     private let logger: Logger
 
+    /// A source for gpsd at `host`:`port`.
+    ///
     /// - Parameters:
+    ///   - host: gpsd's host name or address.
+    ///   - port: gpsd's port.
+    ///   - reconnectPolicy: the backoff between reconnection attempts.
+    ///   - silenceTimeout: a connection silent this long is treated as lost.
+    ///   - connectTimeout: a connection attempt not done by then fails.
     ///   - clock: times the backoff and the silence timeout.
+    ///   - logger: where connection losses and retries are logged.
     public init(
         host: String = "localhost",
         port: Int = 2947,
@@ -38,6 +49,7 @@ public struct GPSDSource: LocationSource {
         self.logger = logger
     }
 
+    /// The events of a session, as a stream; ``run(_:)`` hands them over without one.
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SourceEvent.self)
         let task = Task {

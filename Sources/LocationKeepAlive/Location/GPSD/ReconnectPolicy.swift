@@ -7,6 +7,7 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// The cap.
     public var maximumDelay: Duration
 
+    /// Waits from `initialDelay`, times `multiplier` each attempt, up to `maximumDelay`.
     public init(
         initialDelay: Duration = .milliseconds(250),
         multiplier: Double = 2,

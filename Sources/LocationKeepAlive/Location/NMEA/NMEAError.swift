@@ -1,5 +1,6 @@
 /// Why one NMEA sentence was not decoded. The sentence is skipped and counted; decoding goes on.
 public struct NMEAError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which kind of failure.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: Sendable, Hashable { case missingChecksum, badChecksum, malformed }
         private let value: Value
@@ -11,6 +12,7 @@ public struct NMEAError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The sentence's address or fields cannot be read.
         public static let malformed = Code(value: .malformed)
 
+        /// The code in words.
         public var description: String {
             switch value {
             case .missingChecksum: "missing checksum"
@@ -20,9 +22,12 @@ public struct NMEAError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Which kind of failure.
     public var code: Code
 
+    /// An error of `code`.
     public init(_ code: Code) { self.code = code }
 
+    /// `NMEA: ` and the code in words.
     public var description: String { "NMEA: \(code)" }
 }

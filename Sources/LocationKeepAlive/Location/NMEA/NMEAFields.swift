@@ -55,14 +55,18 @@ struct NMEAFields {
         return quality
     }
 
-    /// `hhmmss.sss` as milliseconds since midnight.
-    mutating func nextTime() -> NMEATime? {
+    /// `hhmmss.sss` as milliseconds since midnight; `nil` for an empty field. A time that is
+    /// there but cannot be read (an hour of 24, letters) makes the whole sentence malformed: gpsd
+    /// does not let such a sentence into the epoch either. Seconds of 60 (a leap second) run
+    /// into the next minute, as in gpsd.
+    mutating func nextTime() throws(NMEAError) -> NMEATime? {
         let field = next()
+        guard !field.isEmpty else { return nil }
         guard field.count >= 6, let hh = Self.twoDigits(bytes, field.lowerBound),
             let mm = Self.twoDigits(bytes, field.lowerBound + 2),
             let seconds = Self.decimal(bytes, (field.lowerBound + 4)..<field.upperBound),
             hh < 24, mm < 60, seconds.value >= 0, seconds.value < 61
-        else { return nil }
+        else { throw NMEAError(.malformed) }
         let millis = (seconds.value * 1000).rounded()
         return NMEATime(millisecondsOfDay: (hh * 3600 + mm * 60) * 1000 + Int(millis))
     }

@@ -12,11 +12,15 @@ public struct NMEAFixAssembler: Sendable {
     private var date: NMEADate?
     private var lastEpochTime: NMEATime?
     private var fixType: Int?
-    private var ggaHasAltitude: Bool?
+    /// The last epoch with a position was 3D, and the last GGA had an altitude: gpsd keeps a
+    /// later GGA with 3 satellites, or without an altitude, in 3D.
+    private var lastWas3D = false
+    private var lastGGAHadAltitude = false
     private var hdop: Double?
     private var vdop: Double?
     private var epoch = Epoch()
 
+    /// An assembler; `device` names it in reports.
     public init(device: String? = nil) { self.device = device }
 
     /// Adds one sentence; returns the previous epoch's report when this sentence starts a new epoch.
@@ -32,6 +36,7 @@ public struct NMEAFixAssembler: Sendable {
         switch sentence {
         case .rmc(let rmc):
             epoch.note(validity: rmc.isValid)
+            if rmc.isValid == true { epoch.ggaFewSatellites = false }
             epoch.note(latitude: rmc.latitude, longitude: rmc.longitude)
             epoch.speedKnots = rmc.speedKnots ?? epoch.speedKnots
             epoch.course = rmc.course ?? epoch.course
@@ -40,9 +45,20 @@ public struct NMEAFixAssembler: Sendable {
         case .gga(let gga), .gns(let gga):
             epoch.note(latitude: gga.latitude, longitude: gga.longitude)
             if let quality = gga.quality {
-                // A fix from no satellites is no fix (gpsd reads it so, too).
-                epoch.note(validity: quality > 0 && gga.satellites != 0)
-                if quality > 0 { epoch.ggaHasAltitude = gga.altitudeMSL != nil }
+                // gpsd 3.22: fewer than 3 satellites used (or none said) is no fix; 3D needs an
+                // altitude and 4 satellites, unless the last epoch was 3D with a GGA altitude.
+                // A later RMC or GLL saying valid still makes a fix, as in gpsd, where the last
+                // sentence sets the mode (SiRFstarV sends a GLGGA with its 2 GLONASS satellites).
+                // None at all is no fix whatever comes after (haicom-305N's first fixes).
+                let satellites = gga.satellites ?? 0
+                if quality == 0 || gga.satellites == 0 { epoch.note(validity: false) }
+                if quality > 0 { epoch.ggaFewSatellites = satellites < 3 }
+                if quality > 0 && satellites >= 3 { epoch.note(validity: true) }
+                if quality > 0 {
+                    epoch.ggaHadAltitude = gga.altitudeMSL != nil
+                    epoch.ggaSays3D =
+                        (gga.altitudeMSL != nil && satellites >= 4) || (lastWas3D && lastGGAHadAltitude)
+                }
                 epoch.quality = quality > 0 ? FixQuality(ggaQuality: quality) : epoch.quality
             }
             epoch.satellites = gga.satellites ?? epoch.satellites
@@ -59,6 +75,7 @@ public struct NMEAFixAssembler: Sendable {
             if let value = gsa.vdop { vdop = value }
         case .gll(let gll):
             epoch.note(validity: gll.isValid)
+            if gll.isValid == true { epoch.ggaFewSatellites = false }
             epoch.note(latitude: gll.latitude, longitude: gll.longitude)
             epoch.note(faaMode: gll.faaMode)
         case .vtg(let vtg):
@@ -87,8 +104,9 @@ public struct NMEAFixAssembler: Sendable {
         guard epoch.saidSomething else { return nil }
         let timestamp = epoch.time.flatMap { time in date.map { $0.timestamp(at: time) } }
 
-        let mode = epoch.mode(carriedFixType: fixType, carriedAltitude: ggaHasAltitude)
-        ggaHasAltitude = mode.hasPosition ? (epoch.ggaHasAltitude ?? ggaHasAltitude) : nil
+        let mode = epoch.mode(carriedFixType: fixType, carried3D: lastWas3D && lastGGAHadAltitude)
+        lastWas3D = mode == .threeDimensional
+        lastGGAHadAltitude = mode.hasPosition && (epoch.ggaHadAltitude ?? lastGGAHadAltitude)
         guard mode.hasPosition, let latitude = epoch.latitude, let longitude = epoch.longitude else {
             return FixReport(mode: mode == .notSeen ? .noFix : mode, time: timestamp)  // a mode without a position yet
         }
@@ -127,11 +145,14 @@ private struct Epoch {
     var quality: FixQuality?
     var satellites: Int?
     var fixType: Int?
-    var ggaHasAltitude: Bool?
+    var ggaHadAltitude: Bool?
+    var ggaSays3D: Bool?
+    /// The last GGA used fewer than 3 satellites, and no valid RMC or GLL came after it.
+    var ggaFewSatellites = false
     var saysValid = false
     var saysInvalid = false
 
-    var saidSomething: Bool { saysValid || saysInvalid || fixType != nil || latitude != nil }
+    var saidSomething: Bool { saysValid || saysInvalid || ggaFewSatellites || fixType != nil || latitude != nil }
 
     mutating func note(validity: Bool?) {
         guard let validity else { return }
@@ -149,13 +170,13 @@ private struct Epoch {
         if quality == nil || quality == .gps { quality = faaQuality }
     }
 
-    /// Any sentence saying "no fix" wins; then a GGA altitude (this epoch's, or the last
-    /// one's while the fix lasts) means 3D, as in gpsd; then the GSA fix type; then 2D.
-    func mode(carriedFixType: Int?, carriedAltitude: Bool?) -> FixMode {
-        if saysInvalid { return .noFix }
+    /// Any sentence saying "no fix" wins; then a GGA saying 3D (this epoch's, or the last
+    /// epoch's while the fix lasts), as in gpsd; then the GSA fix type; then 2D.
+    func mode(carriedFixType: Int?, carried3D: Bool) -> FixMode {
+        if saysInvalid || ggaFewSatellites { return .noFix }
         if fixType == 1 && !saysValid { return .noFix }
         guard saysValid || fixType.map({ $0 >= 2 }) == true else { return .notSeen }
-        if ggaHasAltitude ?? carriedAltitude ?? false { return .threeDimensional }
+        if ggaSays3D ?? carried3D { return .threeDimensional }
         return (fixType ?? carriedFixType) == 3 ? .threeDimensional : .twoDimensional
     }
 }

@@ -15,12 +15,21 @@ public enum NMEALog {
         return (fixes, decoder.statistics)
     }
 
-    /// The located fixes of a log file.
+    /// The located fixes of a log file, read 64 KB at a time (a stream is read to its end).
     public static func fixes(in file: URL) throws(LocationError) -> [Location] {
-        do {
-            return decode(Array(try Data(contentsOf: file)), device: file.lastPathComponent).fixes
-        } catch {
-            throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.fileErrorText)")
+        let input = try NMEAInput(path: file.path)
+        var decoder = NMEADecoder(input: input, device: file.lastPathComponent)
+        var fixes: [Location] = []
+        while true {
+            if let report = decoder.next() {
+                if let location = report.location { fixes.append(location) }
+            } else if decoder.isWaitingForInput {
+                input.waitUntilReadable()  // a stream with nothing yet
+            } else {
+                break
+            }
         }
+        if let reason = decoder.statistics.readError { throw LocationError(.replayFailed, reason) }
+        return fixes
     }
 }

@@ -43,7 +43,7 @@ public enum NMEAParser {
         var fields = NMEAFields(bytes, range: min(start + 6, body.upperBound)..<body.upperBound)
         switch type {
         case Tag.rmc:
-            let time = fields.nextTime()
+            let time = try fields.nextTime()
             let status = fields.nextCharacter()
             let latitude = fields.nextCoordinate(upTo: 90)
             let longitude = fields.nextCoordinate(upTo: 180)
@@ -65,9 +65,9 @@ public enum NMEAParser {
                 )
             )
         case Tag.gga:
-            return .gga(decodeGGA(&fields, isGNS: false))
+            return .gga(try decodeGGA(&fields, isGNS: false))
         case Tag.gns:
-            return .gns(decodeGGA(&fields, isGNS: true))
+            return .gns(try decodeGGA(&fields, isGNS: true))
         case Tag.gsa:
             _ = fields.next()  // selection mode, A or M
             let fixType = fields.nextInt()
@@ -85,7 +85,7 @@ public enum NMEAParser {
         case Tag.gll:
             let latitude = fields.nextCoordinate(upTo: 90)
             let longitude = fields.nextCoordinate(upTo: 180)
-            let time = fields.nextTime()
+            let time = try fields.nextTime()
             let status = fields.nextCharacter()
             return .gll(
                 .init(
@@ -103,7 +103,7 @@ public enum NMEAParser {
             fields.skip(3)  // N, km/h, K
             return .vtg(.init(course: course, speedKnots: knots, faaMode: fields.nextCharacter()))
         case Tag.gst:
-            let time = fields.nextTime()
+            let time = try fields.nextTime()
             fields.skip(4)  // RMS, ellipse major, minor, orientation
             return .gst(
                 .init(
@@ -114,7 +114,7 @@ public enum NMEAParser {
                 )
             )
         case Tag.zda:
-            let time = fields.nextTime()
+            let time = try fields.nextTime()
             let day = fields.nextInt()
             let month = fields.nextInt()
             let year = fields.nextInt()
@@ -127,8 +127,8 @@ public enum NMEAParser {
         }
     }
 
-    private static func decodeGGA(_ fields: inout NMEAFields, isGNS: Bool) -> NMEASentence.GGA {
-        let time = fields.nextTime()
+    private static func decodeGGA(_ fields: inout NMEAFields, isGNS: Bool) throws(NMEAError) -> NMEASentence.GGA {
+        let time = try fields.nextTime()
         let latitude = fields.nextCoordinate(upTo: 90)
         let longitude = fields.nextCoordinate(upTo: 180)
         var quality: Int?

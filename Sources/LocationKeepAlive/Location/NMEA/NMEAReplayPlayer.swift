@@ -21,7 +21,9 @@ final class NMEAReplayPlayer: Sendable {
         var seenThrough: Int?
         /// When the next entry is due (elapsed since the player started), `nil` at the end.
         var nextDue: Duration?
-        var isFinished: Bool { nextDue == nil }
+        /// The log is a stream with nothing new yet: look again soon.
+        var isWaitingForInput = false
+        var isFinished: Bool { nextDue == nil && !isWaitingForInput }
     }
 
     let file: URL
@@ -36,7 +38,6 @@ final class NMEAReplayPlayer: Sendable {
 
     private struct State {
         var startedAt: Duration?
-        var bytes: [UInt8] = []
         var decoder: NMEADecoder?
         var pending: Entry?
         var recent: [Entry] = []
@@ -64,12 +65,14 @@ final class NMEAReplayPlayer: Sendable {
             guard speed >= 0, speed.isFinite else {
                 throw LocationError.invalidOptions("replay speed must be 0 (as fast as possible) or more, not \(speed)")
             }
-            do {
-                state.bytes = Array(try Data(contentsOf: file))
-            } catch {
-                throw LocationError(.replayFailed, "cannot read NMEA log \(file.path): \(error.fileErrorText)")
+            let input = try NMEAInput(path: file.path)
+            if loops, input.isStream {
+                throw LocationError.invalidOptions(
+                    "a log can loop only from a file it can read again, and \(file.path) is a stream "
+                        + "(a pipe, a FIFO or a device): drop the loop, or save the log to a file first"
+                )
             }
-            state.decoder = NMEADecoder(bytes: state.bytes, device: file.lastPathComponent)
+            state.decoder = NMEADecoder(input: input, device: file.lastPathComponent)
             state.startedAt = now
         }
     }
@@ -90,6 +93,7 @@ final class NMEAReplayPlayer: Sendable {
                 if state.recent.count > history { state.recent.removeFirst(state.recent.count - history) }
             }
             var step = Step(seenThrough: state.recent.last?.sequence ?? seen, nextDue: peek(&state)?.due)
+            step.isWaitingForInput = state.decoder?.isWaitingForInput == true
             if let seen {
                 step.entries = state.recent.filter { $0.sequence > seen }
             } else if step.isFinished, let last = state.recent.last {
@@ -100,6 +104,12 @@ final class NMEAReplayPlayer: Sendable {
             return step
         }
     }
+
+    /// The log is a stream with nothing new yet (``take()`` gave `nil`, but it is not the end).
+    var isWaitingForInput: Bool { state.withLock { $0.decoder?.isWaitingForInput == true } }
+
+    /// How often a session looks at a stream that had nothing: real time, as it is I/O.
+    static let inputPoll: Duration = .milliseconds(50)
 
     /// Speed 0: the next entry of the shared queue, each handed out once, taken only when a
     /// consumer asks (nothing is lost in a buffer). The end of the log stays, for every session.
@@ -119,6 +129,8 @@ final class NMEAReplayPlayer: Sendable {
         let event: SourceEvent
         if let report = state.decoder!.next() {
             event = .report(timed(report, &state))
+        } else if state.decoder!.isWaitingForInput {
+            return nil
         } else if loops, state.passFirstMillis != nil {
             event = restart(&state)
         } else {
@@ -164,7 +176,15 @@ final class NMEAReplayPlayer: Sendable {
         }
         state.pass += 1
         state.passFirstMillis = nil
-        state.decoder = NMEADecoder(bytes: state.bytes, device: file.lastPathComponent)
+        do {
+            state.decoder = NMEADecoder(input: try NMEAInput(path: file.path), device: file.lastPathComponent)
+        } catch {
+            // The file went away between passes: the replay ends here, saying why.
+            var statistics = state.decoder!.statistics
+            statistics.readError = error.message
+            state.ended = true
+            return .status(.replayFinished(statistics))
+        }
         return .status(.replayLooped(pass: state.pass, shift: state.shift))
     }
 }

@@ -1,7 +1,8 @@
 public import FoundationEssentials
 
 /// Reports decoded natively from an NMEA 0183 log, no gpsd needed: one receiver playing
-/// one log.
+/// one log, read as it plays in constant memory: a file, or a stream (a pipe, a FIFO,
+/// `/dev/stdin`, a serial device) read as its bytes come.
 ///
 /// The log starts playing at ``start()`` or at the first session, whichever comes first,
 /// and goes on on its own clock whether or not anyone listens. Every session, one-shot and
@@ -17,6 +18,7 @@ public import FoundationEssentials
 /// ``LocationStatus/replayFinished(_:)`` and ends; with `loops` the log starts again instead
 /// (``LocationStatus/replayLooped(pass:shift:)``), its times shifted so they keep increasing.
 public struct NMEAReplaySource: LocationSource {
+    /// The log (a file, or a stream such as `/dev/stdin`).
     public var file: URL { player.file }
     /// 1 replays at recorded speed, 10 ten times faster, 0 as fast as possible.
     public var speed: Double { player.speed }
@@ -27,6 +29,7 @@ public struct NMEAReplaySource: LocationSource {
     private let player: NMEAReplayPlayer
     private let time: TimeSource
 
+    /// A replay of `file`; nothing is read until ``start()`` or the first session.
     public init(
         file: URL,
         speed: Double = 1,
@@ -46,6 +49,7 @@ public struct NMEAReplaySource: LocationSource {
         try player.start(at: time.now())
     }
 
+    /// The events of a session, as a stream.
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
         if speed == 0 {
             // Pulled one at a time: a consumer that stops early leaves the rest for the next session.
@@ -54,9 +58,14 @@ public struct NMEAReplaySource: LocationSource {
             return AsyncThrowingStream {
                 guard !ended.withLock({ $0 }) else { return nil }
                 try player.start(at: time.now())
-                guard let entry = player.take() else { return nil }
-                if case .status(.replayFinished) = entry.event { ended.withLock { $0 = true } }
-                return entry.event
+                while true {
+                    if let entry = player.take() {
+                        if case .status(.replayFinished) = entry.event { ended.withLock { $0 = true } }
+                        return entry.event
+                    }
+                    guard player.isWaitingForInput else { return nil }
+                    try await Task.sleep(for: NMEAReplayPlayer.inputPoll)
+                }
             }
         }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SourceEvent.self)
@@ -72,6 +81,7 @@ public struct NMEAReplaySource: LocationSource {
         return stream
     }
 
+    /// The events of a session, handed over as they come.
     public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
         try await play(handler)
     }
@@ -81,7 +91,12 @@ public struct NMEAReplaySource: LocationSource {
         try start()
         if speed == 0 {
             var taken = 0
-            while let entry = player.take() {
+            while true {
+                guard let entry = player.take() else {
+                    guard player.isWaitingForInput else { return }
+                    try await Task.sleep(for: NMEAReplayPlayer.inputPoll)
+                    continue
+                }
                 try Task.checkCancellation()
                 deliver(entry.event)
                 if case .status(.replayFinished) = entry.event { return }
@@ -96,7 +111,11 @@ public struct NMEAReplaySource: LocationSource {
             let step = player.advance(to: time.now(), after: seen)
             for entry in step.entries { deliver(entry.event) }
             seen = step.seenThrough
-            guard let next = step.nextDue else { return }
+            guard let next = step.nextDue else {
+                guard step.isWaitingForInput else { return }
+                try await Task.sleep(for: NMEAReplayPlayer.inputPoll)
+                continue
+            }
             // Deadlines come from the log's start, so waits do not drift and a late wake-up catches up.
             try await time.sleepUntil(startedAt + next)
         }

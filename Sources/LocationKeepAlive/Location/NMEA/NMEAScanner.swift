@@ -14,14 +14,27 @@ public struct NMEAScanner: Sendable {
         case junk
     }
 
+    /// The log being scanned.
     public let bytes: [UInt8]
     private var position = 0
     private var pendingSentenceStart: Int?
     private var lineEnd = 0
+    /// Whether `bytes` end the input: if not, a last line without its line ending waits for more.
+    private let isLast: Bool
 
-    public init(bytes: [UInt8]) { self.bytes = bytes }
+    /// Scans the whole input.
+    public init(bytes: [UInt8]) { self.init(bytes: bytes, isLast: true) }
 
-    /// The next item, or `nil` at the end of the input.
+    /// Scans one piece of a longer input; the lines not yet ended start at ``unscanned``.
+    init(bytes: [UInt8], isLast: Bool) {
+        self.bytes = bytes
+        self.isLast = isLast
+    }
+
+    /// Where the bytes not yet scanned start (a line waiting for its end, in a piece).
+    var unscanned: Int { pendingSentenceStart ?? position }
+
+    /// The next item, or `nil` at the end of the input (or of the piece's ended lines).
     public mutating func next() -> Item? {
         if let start = pendingSentenceStart { return sentence(from: start) }
         while position < bytes.count {
@@ -33,6 +46,7 @@ public struct NMEAScanner: Sendable {
             }
             lineEnd = position
             while lineEnd < bytes.count && bytes[lineEnd] != 10 && bytes[lineEnd] != 13 { lineEnd += 1 }
+            if lineEnd == bytes.count && !isLast { return nil }  // the rest of the line is still to come
             if byte == UInt8(ascii: "#") {
                 position = lineEnd
                 return .comment

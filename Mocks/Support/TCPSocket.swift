@@ -1,9 +1,21 @@
 import Glibc
+import LocationKeepAlive
 
-/// The few BSD socket calls the mock gpsd needs, on IPv4 loopback. The only file of the mocks
-/// that touches pointers (a `sockaddr` is a C struct passed by address).
-struct TCPSocket: Sendable {
-    let descriptor: Int32
+/// The few BSD socket calls the mocks need, on IPv4 loopback. The only file of the mocks that
+/// touches pointers (a `sockaddr` is a C struct passed by address).
+///
+/// It owns its descriptor and closes it exactly once. ``shutdown()`` is safe from any thread at
+/// any time (it wakes a blocked `accept` or `recv`); ``close()`` belongs to the thread that
+/// makes the blocking calls, once it is done with them. A descriptor number is reused by the
+/// next socket or pipe the process opens, so a second `close` or a late `shutdown` would hit
+/// another test's connection: the lock makes both no-ops once the socket is closed.
+final class TCPSocket: Sendable {
+    private let descriptor: Int32
+    private let isOpen = Locked(true)
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close() }
 
     /// A listening socket on 127.0.0.1 and a free port the kernel picks.
     static func listen() throws(MockGPSDError) -> (TCPSocket, port: Int) {
@@ -64,19 +76,25 @@ struct TCPSocket: Sendable {
         }
     }
 
-    /// Wakes any `accept` or `recv` blocked on this socket, then closes it.
-    func shutdownAndClose() {
-        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
-        Glibc.close(descriptor)
+    /// Wakes any `accept` or `recv` blocked on this socket; nothing once it is closed.
+    func shutdown() {
+        isOpen.withLock { isOpen in
+            if isOpen { _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
     }
 
-    func shutdown() { _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
-
-    func close() { Glibc.close(descriptor) }
+    /// Closes the descriptor, the first time only.
+    func close() {
+        isOpen.withLock { isOpen in
+            if isOpen { Glibc.close(descriptor) }
+            isOpen = false
+        }
+    }
 }
 
 /// The mock could not start.
 public struct MockGPSDError: Error, CustomStringConvertible {
+    /// What failed and why.
     public let description: String
 
     static func system(_ call: String, _ code: Int32) -> MockGPSDError {

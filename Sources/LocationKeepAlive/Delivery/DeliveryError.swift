@@ -1,0 +1,15 @@
+/// A destination that cannot be used as given.
+public enum DeliveryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The destination (first) cannot be used, and why (second).
+    case badDestination(String, String)
+    /// The password file is missing, unreadable or readable by others.
+    case passwordFile(String, String)
+
+    /// What is wrong and what to do.
+    public var description: String {
+        switch self {
+        case .badDestination(let text, let reason): "destination \(text): \(reason)"
+        case .passwordFile(let path, let reason): "password file \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// How a destination is fed from the journal: batching, retries and dead letters.
+public struct DeliveryPolicy: Sendable, Hashable {
+    /// Send as soon as this many fixes wait...
+    public var batchThreshold = 10
+    /// ...or as soon as the oldest waiting fix has waited this long.
+    public var maximumLatency: Duration = .seconds(5)
+    /// At most this many fixes in one batch (one batch in flight at a time).
+    public var maximumBatch = 100
+    /// Retries wait from `minimumBackoff`, doubling with jitter, up to `maximumBackoff`.
+    public var minimumBackoff: Duration = .seconds(1)
+    /// The longest wait between retries.
+    public var maximumBackoff: Duration = .seconds(120)
+    /// A fix the server refuses this many times goes to the dead letters.
+    public var maximumRefusals = 3
+    /// How often the journal is read for fixes other processes appended.
+    public var pollInterval: Duration = .seconds(1)
+    /// How long a delivering process's claim on a destination lasts unless renewed (a process
+    /// frozen or killed while delivering is taken over after this).
+    public var leaseDuration: Duration = .seconds(15)
+    /// How long a batch may wait for its acknowledgements.
+    public var acknowledgementTimeout: Duration = .seconds(15)
+
+    /// The defaults: batches of up to 100, sent at 10 fixes or after 5 s; retries from 1 s to 2 min; dead letters after 3 refusals.
+    public init() {}
+}

@@ -1,0 +1,187 @@
+import FoundationEssentials
+
+/// A tracking server fixes are delivered to, by name (its queue in the journal is the name's:
+/// changing the settings keeps it).
+///
+/// Written as a URL:
+/// - `mqtt://[user@]host[:1883]/owntracks/USER/DEVICE` (`mqtts://`, port 8883, for TLS):
+///   OwnTracks JSON over MQTT, QoS 1;
+/// - `owntracks+http://[user@]host:8083/pub?user=USER&device=DEVICE` (or `+https`): an
+///   OwnTracks Recorder's HTTP endpoint;
+/// - `traccar+http://host:5055/?id=DEVICE` (or `+https`): Traccar's OsmAnd protocol.
+///
+/// Query options: `password-file=PATH` (a file of mode 0600 holding the password; never the
+/// password itself), `ca=PATH` (the CA certificate for TLS), `tid=XX` (OwnTracks tracker id),
+/// `client-id=ID` (MQTT).
+public struct Destination: Sendable, Hashable {
+    /// Letters, digits, `-` and `_`: the queue's name in the journal.
+    public var name: String
+    /// The server and its protocol.
+    public var endpoint: Endpoint
+
+    /// A server and the protocol it speaks.
+    public enum Endpoint: Sendable, Hashable {
+        /// OwnTracks JSON over MQTT, QoS 1, through libmosquitto.
+        case ownTracksMQTT(MQTTSettings)
+        /// OwnTracks JSON posted to a Recorder's `/pub`, through libcurl.
+        case ownTracksHTTP(HTTPSettings)
+        /// Traccar's OsmAnd protocol, one fix a request, through libcurl.
+        case traccar(HTTPSettings)
+    }
+
+    /// A destination from its parts (``init(name:url:)`` parses the URL form).
+    public init(name: String, endpoint: Endpoint) {
+        self.name = name
+        self.endpoint = endpoint
+    }
+
+    /// Parses `url` (see the type's documentation).
+    public init(name: String, url text: String) throws(DeliveryError) {
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw .badDestination(text, "its name \"\(name)\" must be letters, digits, - and _")
+        }
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
+            let host = url.host, !host.isEmpty
+        else { throw .badDestination(text, "not a URL with a host (for example mqtt://localhost/owntracks/me/phone)") }
+        var options: [String: String] = [:]
+        for item in url.queryItems ?? [] { options[item.name] = item.value ?? "" }
+        let known = ["password-file", "ca", "tid", "client-id", "user", "device", "id"]
+        if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
+            throw .badDestination(text, "unknown option \(unknown) (known: \(known.joined(separator: ", ")))")
+        }
+        if url.password != nil {
+            throw .badDestination(text, "a password in the URL would show in process lists and logs: put it in a file of mode 0600 and give password-file=PATH")
+        }
+        self.name = name
+        switch scheme {
+        case "mqtt", "mqtts":
+            let parts = url.path.split(separator: "/").map(String.init)
+            guard parts.count == 3, parts[0] == "owntracks" else {
+                throw .badDestination(text, "the path must be the OwnTracks topic /owntracks/USER/DEVICE")
+            }
+            endpoint = .ownTracksMQTT(
+                MQTTSettings(
+                    host: host,
+                    port: url.port ?? (scheme == "mqtts" ? 8883 : 1883),
+                    topic: parts.joined(separator: "/"),
+                    clientID: options["client-id"] ?? "keepalive-\(parts[1])-\(parts[2])",
+                    username: url.user,
+                    passwordFile: options["password-file"],
+                    caFile: options["ca"],
+                    usesTLS: scheme == "mqtts",
+                    trackerID: options["tid"] ?? String(parts[2].suffix(2))
+                )
+            )
+        case "owntracks+http", "owntracks+https", "traccar+http", "traccar+https", "osmand+http", "osmand+https":
+            let kind = scheme.split(separator: "+")
+            var target = URLComponents()
+            target.scheme = String(kind[1])
+            target.host = host
+            target.port = url.port
+            target.path = url.path.isEmpty ? "/" : url.path
+            let isTraccar = kind[0] != "owntracks"
+            if isTraccar, options["id"]?.isEmpty ?? true {
+                throw .badDestination(text, "Traccar needs the device's identifier: ?id=DEVICE")
+            }
+            if !isTraccar, options["user"]?.isEmpty ?? true || options["device"]?.isEmpty ?? true {
+                throw .badDestination(text, "an OwnTracks Recorder needs ?user=USER&device=DEVICE")
+            }
+            let settings = HTTPSettings(
+                url: target.string ?? text,
+                username: url.user,
+                passwordFile: options["password-file"],
+                caFile: options["ca"],
+                user: options["user"],
+                device: isTraccar ? options["id"] : options["device"],
+                trackerID: options["tid"] ?? options["device"].map { String($0.suffix(2)) }
+            )
+            endpoint = isTraccar ? .traccar(settings) : .ownTracksHTTP(settings)
+        default:
+            throw .badDestination(text, "unknown scheme \(scheme): use mqtt, mqtts, owntracks+http(s) or traccar+http(s)")
+        }
+        settings = text
+    }
+
+    /// Reads the password file now (if there is one), so a bad one is reported at start.
+    public func checkCredentials() throws(DeliveryError) {
+        let file: String? =
+            switch endpoint {
+            case .ownTracksMQTT(let settings): settings.passwordFile
+            case .ownTracksHTTP(let settings), .traccar(let settings): settings.passwordFile
+            }
+        if let file { _ = try PasswordFile.read(file) }
+    }
+
+    /// The settings as given (kept in the journal; no password is ever in them).
+    public private(set) var settings = ""
+}
+
+/// An MQTT broker and topic for OwnTracks.
+public struct MQTTSettings: Sendable, Hashable {
+    /// The broker's host name or address.
+    public var host: String
+    /// 1883, or 8883 with TLS, unless given.
+    public var port: Int
+    /// `owntracks/USER/DEVICE`.
+    public var topic: String
+    /// Stable across restarts, so the broker keeps the session (`keepalive upload` adds `-upload`).
+    public var clientID: String
+    /// The broker's user, if it asks for one.
+    public var username: String?
+    /// A file of mode 0600 holding the password.
+    public var passwordFile: String?
+    /// The CA certificate that signed the broker's.
+    public var caFile: String?
+    /// `mqtts://`: TLS.
+    public var usesTLS: Bool
+    /// OwnTracks' two-character tracker id (`tid`).
+    public var trackerID: String?
+
+    /// Settings from their parts.
+    public init(
+        host: String, port: Int = 1883, topic: String, clientID: String, username: String? = nil,
+        passwordFile: String? = nil, caFile: String? = nil, usesTLS: Bool = false, trackerID: String? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.topic = topic
+        self.clientID = clientID
+        self.username = username
+        self.passwordFile = passwordFile
+        self.caFile = caFile
+        self.usesTLS = usesTLS
+        self.trackerID = trackerID
+    }
+}
+
+/// An HTTP endpoint: an OwnTracks Recorder's `/pub` or a Traccar server.
+public struct HTTPSettings: Sendable, Hashable {
+    /// The endpoint, `http://` or `https://`, without the options.
+    public var url: String
+    /// The user for HTTP basic authentication, if the server asks for one.
+    public var username: String?
+    /// A file of mode 0600 holding the password.
+    public var passwordFile: String?
+    /// The CA certificate that signed the server's.
+    public var caFile: String?
+    /// OwnTracks: `X-Limit-U`.
+    public var user: String?
+    /// OwnTracks: `X-Limit-D`; Traccar: the device identifier.
+    public var device: String?
+    /// OwnTracks' two-character tracker id (`tid`).
+    public var trackerID: String?
+
+    /// Settings from their parts.
+    public init(
+        url: String, username: String? = nil, passwordFile: String? = nil, caFile: String? = nil,
+        user: String? = nil, device: String? = nil, trackerID: String? = nil
+    ) {
+        self.url = url
+        self.username = username
+        self.passwordFile = passwordFile
+        self.caFile = caFile
+        self.user = user
+        self.device = device
+        self.trackerID = trackerID
+    }
+}

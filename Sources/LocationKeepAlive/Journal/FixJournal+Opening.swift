@@ -1,0 +1,68 @@
+import FoundationEssentials
+import GRDB
+import Glibc
+
+extension FixJournal {
+    /// Creates the folder (0700) and the file (0600) when missing, so SQLite never creates it
+    /// with the umask's permissions. An existing file is checked by ``inspect(_:)``, through
+    /// SQLite: a descriptor of our own on a journal this process already has open would, when
+    /// closed, drop SQLite's locks on it (POSIX advisory locks belong to the process).
+    static func prepareFile(at path: String) throws(JournalError) {
+        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+                )
+            } catch {
+                throw .unavailable(path: path, detail: "cannot create its folder \(folder): \(error)")
+            }
+        }
+        guard access(path, F_OK) != 0 else { return }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            if errno == EEXIST { return }  // another process created it meanwhile
+            throw .unavailable(path: path, detail: String(cString: strerror(errno)))
+        }
+        close(descriptor)
+    }
+
+    /// Refuses, without writing to it, a journal from a newer version and a SQLite database
+    /// that is not a journal.
+    static func inspect(_ path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)  // another process may be creating the journal now
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        try database.read { db in
+            if try JournalSchema.migrator.hasBeenSuperseded(db) {
+                let known = Set(JournalSchema.migrator.migrations)
+                let unknown = try JournalSchema.migrator.appliedIdentifiers(db).subtracting(known)
+                throw JournalError.newerVersion(path: path, unknown: unknown.sorted())
+            }
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            if !tables.isEmpty, !tables.contains("grdb_migrations") {
+                throw JournalError.damaged(
+                    path: path, detail: "a SQLite database but not a journal (tables: \(tables.joined(separator: ", ")))"
+                )
+            }
+        }
+        try database.close()
+    }
+
+    /// A GRDB error as a journal error that names the file.
+    static func journalError(_ error: any Error, path: String) -> JournalError {
+        if let error = error as? JournalError { return error }
+        guard let error = error as? DatabaseError else {
+            return .database(path: path, detail: "\(error)")
+        }
+        let detail = error.message ?? "\(error.resultCode)"
+        switch error.resultCode.primaryResultCode {
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT: return .damaged(path: path, detail: detail)
+        case .SQLITE_FULL: return .diskFull(path: path)
+        case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH:
+            return .unavailable(path: path, detail: detail)
+        default: return .database(path: path, detail: detail)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import FoundationEssentials
+import Glibc
+import SystemPackage
+
+/// An NMEA log read in chunks, in constant memory: a file, or a stream read as it comes (a
+/// pipe, a FIFO, standard input as `-`, a serial device).
+///
+/// A stream is read only when it has bytes (checked with `poll`, never blocking), so a replay of
+/// a live feed waits for it without holding a thread; a file is read straight through.
+public final class NMEAInput: Sendable {
+    /// The path given, `-` for standard input.
+    public let path: String
+    /// Not a regular file: it can be read once, as it comes (no `loops`).
+    public let isStream: Bool
+    private let descriptor: FileDescriptor
+    private let closesOnDeinit: Bool
+
+    /// What one read gave.
+    enum Chunk: Sendable {
+        case bytes([UInt8])
+        /// A stream has nothing yet; ask again later.
+        case notYet
+        case end
+    }
+
+    /// Opens `path` (`-`: standard input).
+    ///
+    /// - Throws: ``LocationError`` (`replayFailed`) with the reason: no such file, permission
+    ///   denied, a directory.
+    public init(path: String) throws(LocationError) {
+        self.path = path
+        if path == "-" {
+            descriptor = .standardInput
+            closesOnDeinit = false
+        } else {
+            do {
+                descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+            } catch {
+                throw Self.failure(path, Self.reason(error))
+            }
+            closesOnDeinit = true
+        }
+        var status = stat()
+        guard fstat(descriptor.rawValue, &status) == 0 else {
+            let reason = String(cString: strerror(errno)).lowercased()
+            if closesOnDeinit { try? descriptor.close() }
+            throw Self.failure(path, reason)
+        }
+        let kind = status.st_mode & S_IFMT
+        if kind == S_IFDIR {
+            if closesOnDeinit { try? descriptor.close() }
+            throw Self.failure(path, "it is a directory; give a log file, a FIFO, or - for standard input")
+        }
+        isStream = kind != S_IFREG
+    }
+
+    deinit {
+        if closesOnDeinit { try? descriptor.close() }
+    }
+
+    /// Up to `count` bytes; a stream with nothing waiting gives ``Chunk/notYet``.
+    func read(upTo count: Int) throws(LocationError) -> Chunk {
+        if isStream {
+            var ready = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, 0)
+            if polled == 0 { return .notYet }
+            if polled < 0, errno == EINTR { return .notYet }
+        }
+        var buffer = [UInt8](repeating: 0, count: count)
+        while true {
+            do {
+                let got = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+                guard got > 0 else { return .end }
+                buffer.removeSubrange(got...)
+                return .bytes(buffer)
+            } catch Errno.interrupted {
+                continue
+            } catch {
+                throw Self.failure(path, Self.reason(error))
+            }
+        }
+    }
+
+    /// Blocks until a stream has bytes or ends (for synchronous readers; a file is always ready).
+    func waitUntilReadable() {
+        guard isStream else { return }
+        var ready = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        while poll(&ready, 1, -1) < 0, errno == EINTR {}
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        guard let errno = error as? Errno else { return "\(error)" }
+        return String(cString: strerror(errno.rawValue)).lowercased()
+    }
+
+    private static func failure(_ path: String, _ reason: String) -> LocationError {
+        let name = path == "-" || path == "/dev/stdin" ? "standard input" : path
+        return LocationError(.replayFailed, "cannot read NMEA log \(name): \(reason)")
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import LocationKeepAlive
+import Testing
+
+/// A child process whose output goes to a file, killed when the value goes away. It starts
+/// with no signal blocked (the test runner's threads block some, and a child inherits the
+/// mask: mosquitto ignored SIGTERM until this).
+final class ChildProcess {
+    let process = Process()
+    let outputPath: String
+
+    init(_ path: String, _ arguments: [String], output: String, environment: [String: String] = [:]) throws {
+        outputPath = output
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+            path,
+        ] + arguments
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        process.standardOutput = handle
+        process.standardError = handle
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// Its last lines other than fixes, for a failure's message.
+    var tail: String { output.split(separator: "\n").filter { !$0.contains(#""class":"fix""#) }.suffix(20).joined(separator: "\n") }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Stops it with SIGTERM and expects exit 0 within `timeout`, with its last lines if not.
+    func expectCleanStop(timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation) async {
+        signal(SIGTERM)
+        let status = await wait(timeout: Tools.bound(timeout))
+        #expect(status == 0, "exit \(status):\n\(tail)", sourceLocation: sourceLocation)
+    }
+
+    /// Waits for the process to end (at most `timeout`), killing it after that.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(30)) async -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+}
+
+/// Waits (real time) until `condition` holds; fails the test with `what` after `timeout`.
+func eventually(
+    _ what: String,
+    timeout: Duration = .seconds(30),
+    every interval: Duration = .milliseconds(50),
+    context: (() -> String)? = nil,
+    _ condition: () throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + Tools.bound(timeout)
+    while ContinuousClock.now < deadline {
+        if try condition() { return }
+        try await Task.sleep(for: interval)
+    }
+    throw ToolMissing("timed out after \(timeout) waiting for \(what)" + (context.map { ":\n" + $0() } ?? ""))
+}
+
+/// A real mosquitto broker on a free loopback port, with a config the test writes:
+/// anonymous, with a password file, or TLS with a CA made by `openssl`; persistent, so a
+/// killed broker comes back with its queued messages.
+final class MosquittoBroker {
+    enum Security {
+        case anonymous
+        case password(user: String, password: String)
+        case tls
+    }
+
+    let port: Int
+    let directory: String
+    let security: Security
+    /// The network namespace it runs in (`nil`: the test's own) and the address it listens on.
+    let namespace: String?
+    let address: String
+    private(set) var process: ChildProcess?
+    private(set) var starts = 0
+
+    var caFile: String { "\(directory)/ca.pem" }
+
+    static func require() throws {
+        let needed = ["/usr/sbin/mosquitto": "mosquitto", "/usr/bin/mosquitto_sub": "mosquitto-clients", "/usr/bin/openssl": "openssl"]
+        let missing = needed.filter { !FileManager.default.fileExists(atPath: $0.key) }
+        guard missing.isEmpty else {
+            throw ToolMissing(
+                "mosquitto is not installed (missing \(missing.keys.sorted().joined(separator: ", "))): run "
+                    + "`sudo apt-get install -y mosquitto mosquitto-clients openssl` or `scripts/setup`"
+            )
+        }
+    }
+
+    init(
+        security: Security = .anonymous,
+        port: Int? = nil,
+        directory: String? = nil,
+        namespace: String? = nil,
+        address: String = "127.0.0.1"
+    ) async throws {
+        try Self.require()
+        self.namespace = namespace
+        self.address = address
+        if let port { self.port = port } else { self.port = try await Tools.freePort() }
+        self.security = security
+        self.directory = directory ?? NSTemporaryDirectory() + "mosquitto-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: self.directory + "/data", withIntermediateDirectories: true)
+        var config = """
+            user root
+            listener \(self.port) \(address)
+            persistence true
+            persistence_location \(self.directory)/data/
+            autosave_interval 1
+            autosave_on_changes true
+            max_queued_messages 100000
+            log_dest stdout
+
+            """
+        switch security {
+        case .anonymous:
+            config += "allow_anonymous true\n"
+        case .password(let user, let password):
+            _ = try await run("/usr/bin/mosquitto_passwd", ["-b", "-c", "\(self.directory)/passwords", user, password])
+            config += "allow_anonymous false\npassword_file \(self.directory)/passwords\n"
+        case .tls:
+            try await Self.makeCertificates(in: self.directory)
+            config += "allow_anonymous true\ncafile \(caFile)\ncertfile \(self.directory)/server.pem\nkeyfile \(self.directory)/server.key\n"
+        }
+        try config.write(toFile: "\(self.directory)/mosquitto.conf", atomically: true, encoding: .utf8)
+        try await start()
+    }
+
+    deinit {
+        process?.signal(SIGKILL)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Starts the broker and waits until it accepts connections.
+    func start() async throws {
+        starts += 1
+        let command = ["/usr/sbin/mosquitto", "-c", "\(directory)/mosquitto.conf"]
+        let inNamespace = namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
+        let full = inNamespace + command
+        process = try ChildProcess(full[0], Array(full.dropFirst()), output: "\(directory)/broker-\(starts).log")
+        let (port, address) = (port, address)
+        try await eventually("mosquitto to listen on \(address):\(port)", timeout: .seconds(10)) {
+            Self.accepts(port: port, address: address)
+        }
+    }
+
+    /// Kills the broker (SIGKILL: no goodbye to anyone).
+    func kill() async {
+        process?.signal(SIGKILL)
+        await process?.wait()
+    }
+
+    /// Stops the broker (SIGTERM: it saves its queues and closes every connection).
+    func stop() async {
+        let start = ContinuousClock.now
+        process?.signal(SIGTERM)
+        await process?.wait(timeout: .seconds(5))
+        let took = start.duration(to: .now)
+        if took > .seconds(4) { print("mosquitto took \(took) to stop on SIGTERM: killed") }
+    }
+
+    static func accepts(port: Int, address text: String = "127.0.0.1") -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        inet_pton(AF_INET, text, &address.sin_addr)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    /// A CA and a broker certificate for 127.0.0.1, made with openssl.
+    static func makeCertificates(in directory: String) async throws {
+        let openssl = "/usr/bin/openssl"
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: "\(directory)/san.ext", atomically: true, encoding: .utf8)
+        for arguments in [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem",
+             "-days", "2", "-subj", "/CN=keepalive test CA"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(directory)/server.key", "-out", "\(directory)/server.csr",
+             "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", "\(directory)/server.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
+             "-CAcreateserial", "-out", "\(directory)/server.pem", "-days", "2", "-extfile", "\(directory)/san.ext"],
+        ] {
+            let result = try await runCommand(openssl, arguments)
+            guard result.exitCode == 0 else { throw ToolMissing("openssl \(arguments[0]) failed: \(result.error)") }
+        }
+    }
+}
+
+/// `mosquitto_sub` as an independent subscriber with a persistent session (QoS 1, so what
+/// arrives while it is disconnected is kept for it), printing `topic payload` lines.
+final class MosquittoSubscriber {
+    let process: ChildProcess
+
+    init(_ broker: MosquittoBroker, topic: String = "owntracks/#", extra: [String] = []) async throws {
+        let output = "\(broker.directory)/sub-\(UUID().uuidString.prefix(6)).out"
+        let command =
+            (broker.namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? [])
+            + ["/usr/bin/mosquitto_sub", "-h", broker.address, "-p", "\(broker.port)", "-t", topic, "-q", "1", "-c",
+               "-i", "sub-\(UUID().uuidString.prefix(8))", "-v"] + extra
+        process = try ChildProcess(command[0], Array(command.dropFirst()), output: output)
+        try await Task.sleep(for: .milliseconds(300))  // subscribed before anything is published
+    }
+
+    /// The OwnTracks messages received so far, in order.
+    var messages: [OwnTracksMessage] {
+        process.output.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { return nil }
+            return OwnTracksMessage(topic: String(parts[0]), json: String(parts[1]))
+        }
+    }
+}
+
+/// One OwnTracks `location` message as a subscriber saw it.
+struct OwnTracksMessage: Hashable {
+    var topic: String
+    var fields: [String: Double]
+    var strings: [String: String]
+
+    init?(topic: String, json: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
+        self.topic = topic
+        fields = object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+        strings = object.compactMapValues { $0 as? String }
+    }
+
+    /// What identifies a fix across deliveries: its id and time.
+    var key: String { "\(strings["_id"] ?? "?")@\(Int(fields["tst"] ?? 0))" }
+}
+
+/// Counts for a fault test: produced, journaled, delivered, delivered twice, lost (must be 0).
+struct DeliveryCounts: CustomStringConvertible {
+    var produced: Int
+    var journaled: Int
+    var delivered: Int
+    var deliveredTwice: Int
+    var lost: Int
+
+    /// Compares the journal's records with what the subscriber received.
+    init(produced: Int, journal: [JournalRecord], received: [String]) {
+        self.produced = produced
+        journaled = journal.count
+        let keys = journal.map { "\($0.id.prefix(8))@\(Int(($0.location.timestamp ?? $0.recordedAt).timeIntervalSince1970))" }
+        var seen: [String: Int] = [:]
+        for key in received { seen[key, default: 0] += 1 }
+        delivered = keys.filter { seen[$0] != nil }.count
+        deliveredTwice = seen.values.filter { $0 > 1 }.count
+        lost = keys.filter { seen[$0] == nil }.count
+    }
+
+    var description: String {
+        "produced \(produced), journaled \(journaled), delivered \(delivered), delivered twice \(deliveredTwice), lost \(lost)"
+    }
+}
+
+/// A journal written only by the test, and all its records.
+func allRecords(_ path: String) throws -> [JournalRecord] {
+    let journal = try FixJournal(path: path)
+    var records: [JournalRecord] = []
+    try journal.forEachRecord { records.append($0) }
+    return records
+}

@@ -1,0 +1,158 @@
+import Foundation
+import LocationKeepAlive
+import LocationKeepAliveMocks
+import Testing
+
+/// OwnTracks over MQTT against a real mosquitto, checked by mosquitto_sub.
+@Suite struct MQTTDeliveryTests {
+    /// `keepalive run` on a replay, journaling and delivering, with always authorization.
+    static func service(
+        _ folder: String,
+        journal: String,
+        deliver: [String],
+        log: String = "ublox-8.log",
+        speed: String = "0",
+        extra: [String] = []
+    ) async throws -> ChildProcess {
+        let auth = "\(folder)/auth.json"
+        _ = try await run(try Tools.keepalive.path, ["auth", "set", "always", "--app", "tracker", "--auth-file", auth])
+        return try ChildProcess(
+            try Tools.keepalive.path,
+            ["run", "--app", "tracker", "--auth-file", auth, "--replay", NMEAFixture(log).url.path, "--speed", speed,
+             "--json", "--journal", journal, "--audio-device", "null", "--batch-latency", "200ms"]
+                + deliver.flatMap { ["--deliver", $0] } + extra,
+            output: "\(folder)/service-\(UUID().uuidString.prefix(6)).out"
+        )
+    }
+
+    static func depth(_ journal: String) throws -> Int {
+        try FixJournal(path: journal).status().destinations.map(\.depth).reduce(0, +)
+    }
+
+    @Test func theServiceDeliversEveryReplayedFixInOrderWithOwnTracksUnits() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let journal = "\(broker.directory)/journal.sqlite"
+        let service = try await Self.service(
+            broker.directory, journal: journal, deliver: ["home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/phone?tid=ph"]
+        )
+        try await eventually("72 fixes journaled and delivered") {
+            (try? allRecords(journal).count) == 72 && (try? Self.depth(journal)) == 0
+        }
+        await service.expectCleanStop()
+        try await eventually("mosquitto_sub to see 72 messages") { subscriber.messages.count >= 72 }
+        let records = try allRecords(journal)
+        let messages = subscriber.messages
+        #expect(messages.count == 72)
+        #expect(Set(messages.map(\.topic)) == ["owntracks/me/phone"])
+        for (record, message) in zip(records, messages) {
+            let fix = record.location
+            #expect(message.strings["_type"] == "location" && message.strings["tid"] == "ph")
+            #expect(message.fields["tst"] == fix.timestamp!.timeIntervalSince1970.rounded(.down))
+            #expect(abs(message.fields["lat"]! - fix.latitude) < 1e-7 && abs(message.fields["lon"]! - fix.longitude) < 1e-7)
+            #expect(message.fields["vel"] == fix.speed.map { ($0 * 3.6).rounded() })
+            #expect(message.fields["acc"] == fix.horizontalAccuracy.map { $0.rounded() })
+            #expect(message.fields["alt"] == fix.altitudeMSL.map { $0.rounded() })
+            #expect(message.fields["created_at"] == record.recordedAt.timeIntervalSince1970.rounded(.down))
+            #expect(message.strings["_id"] == String(record.id.prefix(8)))
+        }
+        #expect(service.output.contains(#""event":"delivery""#))
+    }
+
+    @Test func aBrokerWithPasswordsTakesTheOneFromA0600FileAndRefusesOthers() async throws {
+        let broker = try await MosquittoBroker(security: .password(user: "tracker", password: "s3cret pass"))
+        let subscriber = try await MosquittoSubscriber(broker, extra: ["-u", "tracker", "-P", "s3cret pass"])
+        let journal = "\(broker.directory)/journal.sqlite"
+        try FixJournal(path: journal).append(contentsOf: (0..<30).map { index in
+            Location(latitude: 52 + Double(index) * 1e-4, longitude: 4, timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), mode: .twoDimensional)
+        })
+        let passwordFile = "\(broker.directory)/password"
+        try "s3cret pass\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let url = "mqtt://tracker@127.0.0.1:\(broker.port)/owntracks/me/phone?password-file=\(passwordFile)"
+
+        chmod(passwordFile, 0o644)
+        let open = try await runCommand(
+            try Tools.keepalive.path, ["upload", "--journal", journal, "--deliver", "home=\(url)", "--drain"], timeout: .seconds(4)
+        )
+        #expect(open.exitCode == 64 && open.error.contains("readable by others (mode 644): chmod 600 \(passwordFile)"))
+        #expect(!(open.lines.joined() + open.error).contains("s3cret"))
+
+        let wrong = "\(broker.directory)/wrong"
+        try "guess\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        chmod(wrong, 0o600)
+        let refused = try await runCommand(
+            try Tools.keepalive.path,
+            ["upload", "--journal", journal, "--deliver", "home=\(url.replacingOccurrences(of: passwordFile, with: wrong))", "--drain"],
+            timeout: .seconds(6)
+        )
+        #expect(refused.lines.joined().contains("not authorised"), "\(refused.lines)")
+        #expect(try Self.depth(journal) == 30)
+
+        chmod(passwordFile, 0o600)
+        let result = try await runCommand(
+            try Tools.keepalive.path, ["upload", "--journal", journal, "--deliver", "home=\(url)", "--drain"], timeout: .seconds(30)
+        )
+        #expect(result.exitCode == 0, "\(result.lines) \(result.error)")
+        try await eventually("30 messages") { subscriber.messages.count >= 30 }
+        #expect(subscriber.messages.count == 30)
+        let status = try FixJournal(path: journal).status()
+        #expect(status.destinations[0].depth == 0 && !status.destinations[0].settings.contains("s3cret"))
+    }
+
+    @Test func tlsWithTheTestsOwnCertificateAuthority() async throws {
+        let broker = try await MosquittoBroker(security: .tls)
+        let subscriber = try await MosquittoSubscriber(broker, extra: ["--cafile", broker.caFile])
+        let journal = "\(broker.directory)/journal.sqlite"
+        try FixJournal(path: journal).append(contentsOf: (0..<10).map { index in
+            Location(latitude: 52, longitude: 4 + Double(index) * 1e-4, timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), mode: .twoDimensional)
+        })
+        let noCA = try await runCommand(
+            try Tools.keepalive.path,
+            ["upload", "--journal", journal, "--deliver", "secure=mqtts://127.0.0.1:\(broker.port)/owntracks/me/phone", "--drain"],
+            timeout: .seconds(6)
+        )
+        #expect(try Self.depth(journal) == 10, "a broker whose certificate no system CA signed must not get fixes: \(noCA.lines)")
+        let result = try await runCommand(
+            try Tools.keepalive.path,
+            ["upload", "--journal", journal, "--deliver",
+             "secure=mqtts://127.0.0.1:\(broker.port)/owntracks/me/phone?ca=\(broker.caFile)", "--drain"],
+            timeout: .seconds(30)
+        )
+        #expect(result.exitCode == 0, "\(result.lines) \(result.error)")
+        try await eventually("10 messages over TLS") { subscriber.messages.count >= 10 }
+        #expect(subscriber.messages.count == 10)
+    }
+
+    /// The broker stopped and restarted 20 times while the service journals and delivers a
+    /// looping replay: every journaled fix reaches the subscriber.
+    ///
+    /// SIGTERM, not SIGKILL: mosquitto saves its queues on a timer, never per message, so a
+    /// broker killed outright can lose messages it had already acknowledged (no client can
+    /// prevent that). A client killed outright is `JournalFaultTests`' 50 SIGKILLs.
+    @Test func theBrokerStoppedAndRestarted20TimesLosesNothing() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let journal = "\(broker.directory)/journal.sqlite"
+        let service = try await Self.service(
+            broker.directory, journal: journal, deliver: ["home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/phone"],
+            speed: "20", extra: ["--loop"]
+        )
+        for _ in 0..<20 {
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 300...900)))
+            await broker.stop()
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 100...400)))
+            try await broker.start()
+        }
+        await service.expectCleanStop()
+        let produced = service.output.split(separator: "\n").filter { $0.contains(#""class":"fix""#) }.count
+        let drain = try await runCommand(try Tools.keepalive.path, ["upload", "--journal", journal, "--drain"], timeout: .seconds(60))
+        #expect(drain.exitCode == 0)
+        let records = try allRecords(journal)
+        try? await eventually("every journaled fix at the subscriber", timeout: .seconds(20)) {
+            Set(subscriber.messages.map(\.key)).count >= records.count
+        }
+        let counts = DeliveryCounts(produced: produced, journal: records, received: subscriber.messages.map(\.key))
+        print("broker stopped 20 times: \(counts)")
+        #expect(counts.lost == 0 && counts.journaled == counts.produced && counts.journaled > 200, "\(counts)")
+    }
+}
