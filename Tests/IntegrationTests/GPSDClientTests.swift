@@ -36,7 +36,9 @@ struct GPSDClientTests {
             let elapsed = ContinuousClock.now - started
             #expect(error.code == .locationUnknown)
             #expect(error.bestLocation != nil, "gpsd sent fixes, only not accurate enough")
-            #expect(elapsed >= .seconds(3) && elapsed < .seconds(4))
+            // At the timeout, not at some later one; the upper bound leaves room for a test
+            // runner whose threads are busy with the tests beside this one.
+            #expect(elapsed >= .seconds(3) && elapsed < .seconds(6))
         }
     }
 
