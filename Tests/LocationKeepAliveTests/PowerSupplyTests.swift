@@ -1,8 +1,9 @@
+import Clocks
 import Foundation
 import LocationKeepAlive
 import Testing
 
-/// Low power from a fake `/sys/class/power_supply`.
+/// Low power and the battery's charge from a fake `/sys/class/power_supply`.
 @Suite struct PowerSupplyTests {
     private func tree(_ supplies: [String: [String: String]]) throws -> URL {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("power-\(UUID().uuidString)")
@@ -35,6 +36,37 @@ import Testing
             )
         )
         #expect(!PowerSupply.isLowPower(root: URL(fileURLWithPath: "/nonexistent")))
+    }
+
+    @Test func theBatteryIsReadAtMostOnceAMinute() async {
+        let clock = TestClock<Duration>()
+        let reads = Locked(0)
+        let charge = Locked<Int?>(80)
+        let battery = PowerSupply.cachedBatteryLevel(clock: clock) {
+            reads.withLock { $0 += 1 }
+            return charge.withLock { $0 }
+        }
+        #expect(battery() == 80 && battery() == 80)
+        #expect(reads.withLock { $0 } == 1, "one read for two fixes in the same second")
+        charge.withLock { $0 = 79 }
+        await clock.advance(by: .seconds(59))
+        #expect(battery() == 80, "the last reading, younger than a minute")
+        await clock.advance(by: .seconds(1))
+        #expect(battery() == 79)
+        charge.withLock { $0 = nil }  // the battery taken out
+        await clock.advance(by: .seconds(60))
+        #expect(battery() == nil)
+        #expect(reads.withLock { $0 } == 3)
+    }
+
+    @Test func theFirstBatteryIsReadFromItsFolder() throws {
+        let root = try tree([
+            "AC": ["type": "Mains", "online": "1"],
+            "BAT1": ["type": "Battery", "capacity": "40"],
+            "BAT0": ["type": "Battery", "capacity": "93"],
+        ])
+        #expect(PowerSupply.batteryLevel(root: root.path) == 93)
+        #expect(PowerSupply.batteryLevel(root: try tree(["AC": ["type": "Mains"]]).path) == nil)
     }
 
     @Test func lowPowerStretchesCallBacksButNotTheKeepAliveTick() {

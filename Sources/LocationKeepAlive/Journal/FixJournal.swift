@@ -33,7 +33,7 @@ public final class FixJournal: Sendable {
         retention: JournalRetention = JournalRetention(),
         durability: JournalDurability = .full,
         now: @escaping @Sendable () -> Date = { Date() },
-        battery: @escaping @Sendable () -> Int? = { PowerSupply.batteryLevel() },
+        battery: @escaping @Sendable () -> Int? = PowerSupply.cachedBatteryLevel(),
         logger: Logger = Logger(label: "LocationKeepAlive.journal")
     ) throws(JournalError) {
         self.path = path

@@ -37,3 +37,25 @@ extension PowerSupply {
         return nil
     }
 }
+
+extension PowerSupply {
+    /// A reader of the battery's charge that goes to the power supply at most once per
+    /// `maximumAge` on `clock`, and gives the last reading in between: a journal calls it at
+    /// every fix, and a charge changes over minutes, not between two fixes.
+    public static func cachedBatteryLevel<C: Clock>(
+        maximumAge: Duration = .seconds(60),
+        clock: C = ContinuousClock(),
+        read: @escaping @Sendable () -> Int? = { batteryLevel() }
+    ) -> @Sendable () -> Int? where C.Duration == Duration {
+        let last = Locked<(level: Int?, at: C.Instant)?>(nil)
+        return {
+            let now = clock.now
+            return last.withLock { last in
+                if let last, last.at.duration(to: now) < maximumAge { return last.level }
+                let level = read()
+                last = (level, now)
+                return level
+            }
+        }
+    }
+}
