@@ -12,7 +12,8 @@ extension KeepAlive {
             defaultSubcommand: Status.self
         )
 
-        struct Location: ParsableArguments {
+        /// `--journal` and `--json`, shared by every journal subcommand.
+        struct JournalOptions: ParsableArguments {
             @Option(help: ArgumentHelp("The journal (default: $XDG_STATE_HOME/keepalive/journal.sqlite).", valueName: "path"))
             var journal: String?
 
@@ -42,12 +43,12 @@ extension KeepAlive {
                 abstract: "Records, bytes, oldest and newest fix; per destination its depth and errors."
             )
 
-            @OptionGroup var location: Location
+            @OptionGroup var options: JournalOptions
 
             func run() throws {
-                let status = try location.open().status()
-                if location.json {
-                    try Location.printJSON(status)
+                let status = try options.open().status()
+                if options.json {
+                    try JournalOptions.printJSON(status)
                     return
                 }
                 var text = "journal \(status.path)\n"
@@ -78,15 +79,15 @@ extension KeepAlive {
                 abstract: "The fixes servers refused for good, with why."
             )
 
-            @OptionGroup var location: Location
+            @OptionGroup var options: JournalOptions
 
             @Argument(help: "Only this destination.")
             var destination: String?
 
             func run() throws {
-                let letters = try location.open().deadLetters(for: destination)
-                if location.json {
-                    try Location.printJSON(letters)
+                let letters = try options.open().deadLetters(for: destination)
+                if options.json {
+                    try JournalOptions.printJSON(letters)
                     return
                 }
                 if letters.isEmpty { Console.out("no dead letters\n") }
@@ -104,18 +105,18 @@ extension KeepAlive {
                 abstract: "Send a destination's dead letters again, before its next fixes."
             )
 
-            @OptionGroup var location: Location
+            @OptionGroup var options: JournalOptions
 
             @Argument(help: "The destination.")
             var destination: String
 
             func run() throws {
-                let journal = try location.open()
+                let journal = try options.open()
                 do {
                     let count = try journal.retryDeadLetters(for: destination)
                     Console.out("\(count) dead letters of \(destination) queued for retry\n")
                 } catch {
-                    Output(json: location.json).write(error: error)
+                    Output(json: options.json).write(error: error)
                     throw ExitCode(1)
                 }
             }
