@@ -9,6 +9,7 @@ from that write to the client printing the fix.
   feeder.py idle KEEPALIVE AUTH_FILE SECONDS        -> "idle-<client> CPU_MS_PER_MIN RSS_KB" lines
   feeder.py polls KEEPALIVE AUTH_FILE SECONDS       -> "polls-run" and "polls-watch": run's polling phase
   feeder.py oneshot KEEPALIVE_BENCH RUNS            -> the bench's own "oneshot-..." lines
+  feeder.py wakeups KEEPALIVE AUTH_FILE SECONDS     -> "wakeups-<client> PER_MIN" and one line a thread
 """
 import datetime, os, random, selectors, signal, socket, subprocess, sys, tempfile, threading, time, tty
 
@@ -249,6 +250,56 @@ def polls(keepalive, auth_file, seconds):
     steady_cost("polls", keepalive, auth_file, seconds, ["run", "watch"], settle=40)
 
 
+def switches(process):
+    """Context switches (voluntary and not) of each live thread: {tid: (name, count)}."""
+    threads = {}
+    for tid in os.listdir("/proc/%d/task" % process.pid):
+        try:
+            fields = dict(line.split(":", 1) for line in open("/proc/%d/task/%s/status" % (process.pid, tid)))
+        except OSError:
+            continue  # the thread ended
+        count = int(fields["voluntary_ctxt_switches"]) + int(fields["nonvoluntary_ctxt_switches"])
+        threads[tid] = (fields["Name"].strip(), count)
+    return threads
+
+
+def wakeups(keepalive, auth_file, seconds):
+    """Thread wake-ups per minute of `run` in its polling phase (from 40 s) and of `watch`, on one
+    1 Hz feed: context switches of every thread, counted from /proc over SECONDS. A thread that
+    ended meanwhile is not counted (its wake-ups are lost with it; the bench names threads born
+    in the window, which is how such threads show)."""
+    feed = Feed(rate=1)
+    try:
+        port = str(feed.port)
+        clients = {
+            "run": [keepalive, "run", "--gpsd", "localhost:" + port, "--background", "--policy", "ios13",
+                    "--strategy", "hybrid", "--interval", "10s", "--audio-device", "null",
+                    "--app", "bench", "--auth-file", auth_file],
+            "watch": [keepalive, "watch", "--gpsd", "localhost:" + port],
+            "gpxlogger": ["gpxlogger", "localhost:" + port],
+        }
+        processes = {name: measured(command) for name, command in clients.items()}
+        time.sleep(40)
+        before = {name: switches(process) for name, process in processes.items()}
+        time.sleep(seconds)
+        after = {name: switches(process) for name, process in processes.items()}
+        for name, process in processes.items():
+            rows = []
+            for tid, (thread, count) in after[name].items():
+                start = before[name].get(tid, (thread, 0))[1]
+                born = "" if tid in before[name] else " (born in the window)"
+                rows.append((count - start, thread + born))
+            total = sum(count for count, _ in rows) * 60 / seconds
+            print("wakeups-%s %.1f" % (name, total))
+            for count, thread in sorted(rows, reverse=True):
+                if count:
+                    print("  %-40s %.1f/min" % (thread, count * 60 / seconds))
+            process.send_signal(signal.SIGINT)
+            process.wait()
+    finally:
+        feed.close()
+
+
 def oneshot(bench, runs):
     feed = Feed(rate=1)
     try:
@@ -268,6 +319,8 @@ if __name__ == "__main__":
         idle(arguments[0], arguments[1], float(arguments[2]))
     elif command == "polls":
         polls(arguments[0], arguments[1], float(arguments[2]))
+    elif command == "wakeups":
+        wakeups(arguments[0], arguments[1], float(arguments[2]))
     elif command == "oneshot":
         oneshot(arguments[0], int(arguments[1]))
     else:
