@@ -229,7 +229,7 @@ struct RunService: Service {
             }
         }
         let readiness = Task {
-            try? await Task.sleep(for: SystemdReporting.readyAtTheLatest)
+            try? await DispatchClock().sleep(for: SystemdReporting.readyAtTheLatest)
             if !Task.isCancelled { systemd.readyIfStillWaiting() }
         }
         let turns = Locked(0)
@@ -241,7 +241,7 @@ struct RunService: Service {
                 var seen = -1
                 while !Task.isCancelled {
                     send.yield(.heartbeat)
-                    try? await Task.sleep(for: interval / 4)
+                    try? await DispatchClock().sleep(for: interval / 4)
                     let now = turns.withLock { $0 }
                     if now != seen {
                         systemd.notifier.watchdog()

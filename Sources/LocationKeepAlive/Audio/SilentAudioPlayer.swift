@@ -48,7 +48,7 @@ public final class SilentAudioPlayer: Sendable {
         sampleRate: Int = 44_100,
         channels: Int = 1,
         keepsDeviceOpen: Bool = false,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = DispatchClock()
     ) {
         self.output = output
         self.sampleRate = sampleRate

@@ -50,7 +50,7 @@ public final class LocationAuthorizationManager: Sendable {
         policyURL: URL = SystemLocationPolicy.defaultURL,
         prompt: any AuthorizationPrompt = NoAuthorizationPrompt(),
         temporaryGrantLifetime: Duration = .seconds(60),
-        clock: some Clock<Duration> = ContinuousClock(),
+        clock: some Clock<Duration> = DispatchClock(),
         logger: Logger = Logger(label: "LocationKeepAlive.authorization")
     ) {
         self.application = application

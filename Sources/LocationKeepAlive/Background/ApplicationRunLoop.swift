@@ -31,7 +31,7 @@ public enum DeviceCompletion: Sendable, Hashable {
     case locationRequest(id: Int, result: Result<Location, LocationError>)
 }
 
-/// Drives an ``Application`` on a clock: the real `ContinuousClock` in the service, a test
+/// Drives an ``Application`` on a clock: the real ``DispatchClock`` in the service, a test
 /// clock in tests. The same model the simulator advances in virtual time.
 public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duration {
     /// The clock it runs on.

@@ -39,7 +39,7 @@ public final class Deliverer: Sendable {
         transport: any DeliveryTransport,
         policy: DeliveryPolicy = DeliveryPolicy(),
         owner: String = Deliverer.processOwner(role: "service"),
-        clock: C = ContinuousClock(),
+        clock: C = DispatchClock(),
         logger: Logger = Logger(label: "LocationKeepAlive.delivery"),
         events: @escaping @Sendable (DeliveryEvent) -> Void = { _ in }
     ) where C.Duration == Duration {

@@ -50,7 +50,7 @@ public final class JournalDelivery: Sendable {
                 group.addTask { [deliverers] in
                     var wasUp = network.read().hasNetwork
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: .seconds(1))
+                        try? await DispatchClock().sleep(for: .seconds(1))
                         let isUp = network.read().hasNetwork
                         if isUp, !wasUp { for deliverer in deliverers { deliverer.networkCameBack() } }
                         wasUp = isUp

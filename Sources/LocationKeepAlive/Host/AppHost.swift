@@ -91,7 +91,7 @@ public actor AppHost {
     let emit: @Sendable (Event) -> Void
     let logger: Logger
     private let server: ControlServer
-    let clock = ContinuousClock()
+    let clock = DispatchClock()
     let start: ContinuousClock.Instant
     var apps: [String: HostedApp] = [:]
     let audio = ALSAObserver()

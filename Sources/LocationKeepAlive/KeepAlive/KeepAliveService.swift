@@ -199,7 +199,7 @@ public struct KeepAliveService: Sendable {
         )
         app.launch()
         if configuration.startsInBackground { app.enterBackground() }
-        await ApplicationRunLoop(clock: ContinuousClock()).run(
+        await ApplicationRunLoop(clock: DispatchClock()).run(
             app,
             commands: commands,
             deliver: { completion in

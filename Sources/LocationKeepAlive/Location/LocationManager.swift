@@ -35,7 +35,7 @@ public final class LocationManager: Sendable {
     public init(
         source: any LocationSource,
         authorization: LocationAuthorizationManager? = nil,
-        clock: some Clock<Duration> = ContinuousClock(),
+        clock: some Clock<Duration> = DispatchClock(),
         wallClock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "LocationKeepAlive.location")
     ) {

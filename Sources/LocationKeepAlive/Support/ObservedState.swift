@@ -47,7 +47,7 @@ package final class ObservedState<Value: Sendable>: Sendable {
                 if let now { return continuation.resume(returning: now) }
                 timer.withLock {
                     $0 = Task { [weak self] in
-                        try? await Task.sleep(for: timeout)
+                        try? await DispatchClock().sleep(for: timeout)
                         self?.give(up: number)
                     }
                 }

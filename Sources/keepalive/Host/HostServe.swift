@@ -147,7 +147,7 @@ struct HostService: Service {
                     notifier.status(summary)
                     last = summary
                 }
-                try? await Task.sleep(for: interval)
+                try? await DispatchClock().sleep(for: interval)
             }
         }
         await withGracefulShutdownHandler {

@@ -125,7 +125,7 @@ public final class MQTTTransport: DeliveryTransport {
         guard supervisor.withLock({ $0 == nil }) else { return }
         let task = Task { [weak self, reconnectLimit] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: reconnectLimit / 4)
+                try? await DispatchClock().sleep(for: reconnectLimit / 4)
                 guard let self, let since = state.value.disconnectedSince, since.duration(to: .now) > reconnectLimit else { continue }
                 let stale = client.withLock { client in
                     defer { client = nil }

@@ -37,7 +37,7 @@ public struct GPSDSource: LocationSource {
         reconnectPolicy: ReconnectPolicy = .init(),
         silenceTimeout: Duration = .seconds(10),
         connectTimeout: Duration = .seconds(5),
-        clock: some Clock<Duration> = ContinuousClock(),
+        clock: some Clock<Duration> = DispatchClock(),
         logger: Logger = Logger(label: "LocationKeepAlive.gpsd")
     ) {
         self.host = host

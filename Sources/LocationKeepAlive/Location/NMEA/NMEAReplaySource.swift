@@ -35,7 +35,7 @@ public struct NMEAReplaySource: LocationSource {
         speed: Double = 1,
         maximumGap: Duration = .seconds(5),
         loops: Bool = false,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = DispatchClock()
     ) {
         player = NMEAReplayPlayer(file: file, speed: speed, maximumGap: maximumGap, loops: loops)
         time = TimeSource(clock)
