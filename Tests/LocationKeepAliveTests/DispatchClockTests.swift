@@ -22,6 +22,17 @@ import Testing
         #expect(started.duration(to: clock.now) < .seconds(30), "not at its 60 s deadline")
     }
 
+    /// Past what Dispatch counts in nanoseconds (about 292 years), and with a negative tolerance:
+    /// a sleep like any other, ended by cancellation.
+    @Test func anEndlessSleepIsCancelledLikeAnyOther() async {
+        let sleeper = Task { [clock] in
+            try await clock.sleep(until: clock.now.advanced(by: .seconds(Int64.max)), tolerance: .seconds(-1))
+        }
+        try? await Task.sleep(for: .milliseconds(50))
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+    }
+
     @Test func aSleepInACancelledTaskThrowsWithoutSleeping() async {
         let sleeper = Task { [clock] in
             withUnsafeCurrentTask { $0?.cancel() }

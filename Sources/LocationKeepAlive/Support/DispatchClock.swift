@@ -61,7 +61,11 @@ private final class SleepTimer: Sendable {
 
     func start(_ continuation: CheckedContinuation<Void, any Error>, after delay: Duration, leeway: Duration?) {
         let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + Self.interval(delay), repeating: .never, leeway: Self.interval(leeway ?? .zero))
+        timer.schedule(
+            deadline: .now() + Self.interval(delay),
+            repeating: .never,
+            leeway: Self.interval(max(leeway ?? .zero, .zero))
+        )
         timer.setEventHandler { [self] in finish(throwing: nil) }
         let started = state.withLock { state in
             guard case .waiting = state else { return false }  // cancelled before it started
@@ -96,9 +100,11 @@ private final class SleepTimer: Sendable {
         if let error { continuation.resume(throwing: error) } else { continuation.resume() }
     }
 
+    /// A duration in nanoseconds, or `.never` past what Dispatch can count (about 292 years).
     private static func interval(_ duration: Duration) -> DispatchTimeInterval {
         let (seconds, attoseconds) = duration.components
-        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .never : .nanoseconds(Int(clamping: nanoseconds + attoseconds / 1_000_000_000))
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (nanoseconds, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflow || overflowAgain ? .never : .nanoseconds(Int(nanoseconds))
     }
 }
