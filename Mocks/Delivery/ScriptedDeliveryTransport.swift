@@ -33,13 +33,24 @@ public final class ScriptedDeliveryTransport: DeliveryTransport {
     }
 
     private let answer: @Sendable (JournalRecord, _ attempt: Int) -> Answer
+    private let readiness: @Sendable () async -> DeliveryFailure?
     private let log = ObservedState(Log())
     private let reachable = Locked<(@Sendable () -> Void)?>(nil)
 
-    /// - Parameter answer: the answer for a record on its n-th attempt (from 1).
-    public init(answer: @escaping @Sendable (JournalRecord, _ attempt: Int) -> Answer = { _, _ in .acknowledge }) {
+    /// - Parameters:
+    ///   - answer: the answer for a record on its n-th attempt (from 1).
+    ///   - readiness: what waiting for a connection does before each send (by default, ready
+    ///     at once); a test can make time pass in it, as a process frozen while it waits.
+    public init(
+        answer: @escaping @Sendable (JournalRecord, _ attempt: Int) -> Answer = { _, _ in .acknowledge },
+        readiness: @escaping @Sendable () async -> DeliveryFailure? = { nil }
+    ) {
         self.answer = answer
+        self.readiness = readiness
     }
+
+    /// Runs the scripted readiness.
+    public func waitUntilReady() async -> DeliveryFailure? { await readiness() }
 
     /// The log now.
     public var current: Log { log.value }

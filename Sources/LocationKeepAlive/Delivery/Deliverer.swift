@@ -116,7 +116,14 @@ public final class Deliverer: Sendable {
                     _ = await wake.wait(for: [.appended], timeout: wait, time: time)
                     continue
                 }
-                let result = await transport.send(batch)
+                let result: DeliveryResult
+                if let failure = await transport.waitUntilReady() {
+                    result = DeliveryResult(acknowledged: 0, failure: failure)
+                } else if time.now() - renewed > policy.leaseDuration / 3 {
+                    continue  // a long wait, perhaps frozen: the lease again before anything goes out
+                } else {
+                    result = await transport.send(batch)
+                }
                 let delivered = batch.prefix(result.acknowledged)
                 do {
                     try journal.markDelivered(unsaved + delivered, to: destination)

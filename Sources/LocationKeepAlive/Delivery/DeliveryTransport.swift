@@ -5,6 +5,11 @@ public protocol DeliveryTransport: Sendable {
     /// next one was not.
     func send(_ records: [JournalRecord]) async -> DeliveryResult
 
+    /// Waits until `send` can go at once (a broker connection), at most the transport's own
+    /// timeout: `nil` when ready, or why not. The deliverer checks its lease after this wait,
+    /// which a frozen process may spend frozen, and only then sends.
+    func waitUntilReady() async -> DeliveryFailure?
+
     /// Called with a handler to run when the transport sees the server reachable again
     /// (a reconnection), so waiting retries can go at once.
     func onReachable(_ handler: @escaping @Sendable () -> Void)
@@ -14,6 +19,8 @@ public protocol DeliveryTransport: Sendable {
 }
 
 extension DeliveryTransport {
+    /// By default a transport is always ready (an HTTP request connects as it goes).
+    public func waitUntilReady() async -> DeliveryFailure? { nil }
     /// By default a transport never says the server is reachable again (retries wait their backoff).
     public func onReachable(_ handler: @escaping @Sendable () -> Void) {}
     /// By default there is nothing to close.

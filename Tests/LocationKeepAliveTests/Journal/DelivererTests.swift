@@ -165,6 +165,39 @@ import Testing
         let all = serviceTransport.current.acknowledged.map(\.sequence) + uploadTransport.current.acknowledged.map(\.sequence)
         #expect(all == Array(1...30))
     }
+
+    /// Frozen while it waited for its connection, past its lease, while the uploader took the
+    /// destination over and delivered: thawed, the service sends nothing it read before.
+    @Test func aSendThatOutlivedItsLeaseIsNotMade() async throws {
+        let rig = try Rig()
+        var policy = Self.policy()
+        policy.leaseDuration = .seconds(15)
+        let uploadTransport = ScriptedDeliveryTransport()
+        let upload = rig.deliverer(uploadTransport, policy: policy, owner: "upload")
+        let frozen = Locked(false)
+        let serviceTransport = ScriptedDeliveryTransport(readiness: { [rig] in
+            let first = frozen.withLock { wasFrozen in
+                defer { wasFrozen = true }
+                return !wasFrozen
+            }
+            guard first else { return nil }
+            // The freeze: 20 s pass, the lease lapses, the uploader delivers everything.
+            await rig.clock.advance(by: .seconds(20))
+            let uploadTask = Task { await upload.run() }
+            _ = await uploadTransport.wait { $0.acknowledged.count == 3 }
+            uploadTask.cancel()
+            await uploadTask.value
+            return nil
+        })
+        let service = rig.deliverer(serviceTransport, policy: policy, owner: "service")
+        try rig.journal.append(contentsOf: (1...3).map { fix($0) })
+        let serviceTask = Task { await service.run() }
+        defer { serviceTask.cancel() }
+        #expect(await uploadTransport.wait { $0.acknowledged.count == 3 })
+        await rig.advance(seconds: 3)
+        #expect(serviceTransport.current.batches.isEmpty, "the service read 1...3 before its freeze and must not send them")
+        #expect(uploadTransport.current.acknowledged.map(\.sequence) == [1, 2, 3])
+    }
 }
 
 enum Backoffs {

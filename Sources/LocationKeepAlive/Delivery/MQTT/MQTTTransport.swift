@@ -59,17 +59,12 @@ public final class MQTTTransport: DeliveryTransport {
 
     /// Publishes each record (QoS 1); delivered once the broker acknowledged them all.
     public func send(_ records: [JournalRecord]) async -> DeliveryResult {
+        if let failure = await waitUntilReady() { return DeliveryResult(acknowledged: 0, failure: failure) }
         let client: MosquittoClient
         do throws(DeliveryError) {
-            client = try connectedClient()
+            client = try connectedClient()  // the one waited for, unless closed or replaced since
         } catch {
             return DeliveryResult(acknowledged: 0, failure: .unavailable("\(error)"))
-        }
-        guard await state.wait(until: { $0.isConnected }, timeout: .seconds(5)) else {
-            let reason = state.value.lastError ?? "no answer"
-            return DeliveryResult(
-                acknowledged: 0, failure: .unavailable("not connected to \(settings.host):\(settings.port): \(reason)")
-            )
         }
         state.update { $0.acknowledged.removeAll() }
         var messageIDs: [Int32] = []
@@ -93,6 +88,20 @@ public final class MQTTTransport: DeliveryTransport {
             publishError
             ?? "no PUBACK from \(settings.host):\(settings.port) within \(acknowledgementTimeout) for \(messageIDs.count - count) of \(messageIDs.count)"
         return DeliveryResult(acknowledged: count, failure: .unavailable(reason))
+    }
+
+    /// Connects (once) and waits up to 5 s for the broker to accept the connection.
+    public func waitUntilReady() async -> DeliveryFailure? {
+        do throws(DeliveryError) {
+            _ = try connectedClient()
+        } catch {
+            return .unavailable("\(error)")
+        }
+        guard await state.wait(until: { $0.isConnected }, timeout: .seconds(5)) else {
+            let reason = state.value.lastError ?? "no answer"
+            return .unavailable("not connected to \(settings.host):\(settings.port): \(reason)")
+        }
+        return nil
     }
 
     /// Disconnects from the broker.
