@@ -50,10 +50,10 @@ struct GPSDAgreementTests {
             // A client may lag behind gpsd's own watcher on a loaded machine: wait for it to have
             // as many as gpsd sent (bounded), then for anything more.
             let reported = oracle.count
-            await raw.wait(upTo: .seconds(20)) { $0.count { if case .report = $0 { true } else { false } } >= reported }
+            await raw.wait { $0.count { if case .report = $0 { true } else { false } } >= reported }
             await raw.waitUntilQuiet()
             let located = oracle.filter { $0.mode >= 2 && $0.lat != nil && $0.lon != nil }
-            await everything.wait(upTo: .seconds(20)) {
+            await everything.wait {
                 $0.count { if case .location = $0 { true } else { false } } >= located.count
             }
             await everything.waitUntilQuiet()
@@ -101,7 +101,7 @@ struct GPSDAgreementTests {
                 }
                 expected += 1
             }
-            await filtered.wait(upTo: .seconds(20)) {
+            await filtered.wait {
                 $0.count { if case .location = $0 { true } else { false } } >= expected
             }
             await filtered.waitUntilQuiet()

@@ -23,10 +23,10 @@ final class Recorder<Element: Sendable>: Sendable {
     var elements: [Element] { storage.elements.withLock { $0 } }
     var error: (any Error)? { storage.error.withLock { $0 } }
 
-    /// Waits (polling every 10 ms) until `condition` holds; false after `timeout`.
+    /// Waits (polling every 10 ms) until `condition` holds; false after `timeout` (a hang).
     @discardableResult
-    func wait(upTo timeout: Duration = .seconds(10), until condition: ([Element]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + Tools.bound(timeout)
+    func wait(upTo timeout: Duration = Tools.patience, until condition: ([Element]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if condition(elements) { return true }
             try? await Task.sleep(for: .milliseconds(10))

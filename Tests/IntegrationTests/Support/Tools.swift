@@ -10,6 +10,12 @@ enum Tools {
         return duration * max(1, scale)
     }
 
+    /// How long a test waits for something that must come before it calls it a hang: a wait
+    /// that ends early when the thing comes, so a generous one costs nothing when all is well.
+    /// A loaded 2-core machine running the whole suite makes things come seconds late, never
+    /// this late.
+    static var patience: Duration { bound(.seconds(60)) }
+
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -2,7 +2,7 @@ import LocationKeepAlive
 
 /// gpsfake's port accepts connections a little after launch: wait for gpsd to answer a WATCH.
 func waitUntilGPSDAccepts(port: Int) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
+    let deadline = ContinuousClock.now + Tools.patience
     while ContinuousClock.now < deadline {
         do {
             for try await case .status(.connected) in GPSDSource(port: port).events() { return }
@@ -10,5 +10,5 @@ func waitUntilGPSDAccepts(port: Int) async throws {
             try await Task.sleep(for: .milliseconds(100))
         }
     }
-    throw ToolMissing("gpsfake did not open port \(port) within 10 s")
+    throw ToolMissing("gpsfake did not open port \(port) within \(Tools.patience)")
 }
