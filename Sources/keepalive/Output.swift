@@ -29,11 +29,24 @@ struct Output {
         }
     }
 
+    /// A connection status, with the moment it was written (JSON).
     func write(_ status: LocationStatus) {
         if json {
-            Console.out(JSONLine(["class": "status", "message": "\(status)", "status": "\(status.kind)"]).bytes)
+            Console.out(
+                JSONLine(["class": "status", "message": "\(status)", "status": "\(status.kind)", "time": .time(Date())])
+                    .bytes
+            )
         } else {
             Console.out("# \(status)\n")
+        }
+    }
+
+    /// The last line of a command stopped by a signal: the stop was clean, and when it ended.
+    func writeStopped() {
+        if json {
+            Console.out(JSONLine(["class": "status", "message": "stopped", "status": "stopped", "time": .time(Date())]).bytes)
+        } else {
+            Console.out("# stopped\n")
         }
     }
 

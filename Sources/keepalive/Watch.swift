@@ -23,7 +23,7 @@ extension KeepAlive {
             let manager = try source.makeManager()
             let (reachedCount, reached) = AsyncStream.makeStream(of: Void.self)
             let printed = FixCount(limit: count)
-            let failed = await withTaskGroup(of: Bool?.self) { group in
+            let ending = await withTaskGroup(of: Ending?.self) { group in
                 group.addTask {
                     do {
                         // On the source's thread: one wake-up per fix, like a C client.
@@ -37,28 +37,37 @@ extension KeepAlive {
                                 output.write(status)
                             }
                         }
-                        return false
+                        return .finished
                     } catch {
                         output.write(error: error)
-                        return true
+                        return .failed
                     }
                 }
                 group.addTask {
-                    for await _ in reachedCount { return false }
+                    for await _ in reachedCount { return .finished }
                     return nil
                 }
                 group.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { return false }
+                    for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { return .stopped }
                     return nil
                 }
                 let first = await group.next() ?? nil
                 group.cancelAll()
                 reached.finish()
-                return first ?? false
+                return first ?? .finished
             }
-            if failed { throw ExitCode.failure }
+            switch ending {
+            case .failed: throw ExitCode.failure
+            case .stopped: output.writeStopped()
+            case .finished: break
+            }
         }
     }
+}
+
+/// Why `watch` ended: the source failed, it ended or printed its `--count`, or a signal stopped it.
+private enum Ending: Sendable {
+    case failed, finished, stopped
 }
 
 /// Fixes printed so far against `--count`, from the source's thread.

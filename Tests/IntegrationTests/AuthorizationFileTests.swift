@@ -5,7 +5,7 @@ import Subprocess
 import Testing
 
 /// The authorization store with real processes and real file systems.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(3)))
 struct AuthorizationFileTests {
     let folder: URL
 
@@ -15,25 +15,27 @@ struct AuthorizationFileTests {
     }
 
     private func keepalive(_ arguments: String...) async throws -> CommandResult {
-        try await runCommand(try Tools.keepalive.path, arguments, timeout: .seconds(30))
+        try await runCommand(try Tools.keepalive.path, arguments, timeout: Tools.patience)
     }
 
-    @Test func aChangeByAnotherProcessIsSeenWithinOneSecond() async throws {
+    /// Seen through inotify, not by the 30 s re-read: the manager's clock never moves, so its
+    /// safety-net poll never runs.
+    @Test func aChangeByAnotherProcessIsSeenAtOnceWithoutPolling() async throws {
         let file = folder.appendingPathComponent("tracker.json")
         let authorization = LocationAuthorizationManager(
             application: "tracker",
             file: AuthorizationFile(url: file),
-            policyURL: folder.appendingPathComponent("none")
+            policyURL: folder.appendingPathComponent("none"),
+            clock: ManualClock()
         )
         let changes = Recorder(authorization.changes())
         for status in ["always", "when-in-use", "denied"] {
             let result = try await keepalive("auth", "set", status, "--app", "tracker", "--auth-file", file.path)
             #expect(result.exitCode == 0)
             let written = ContinuousClock.now
-            let seen = await changes.wait(upTo: .seconds(3)) { $0.last?.status.rawValue == status }
+            let seen = await changes.wait { $0.last?.status.rawValue == status }
             let delay = ContinuousClock.now - written
             #expect(seen)
-            #expect(delay < Tools.bound(.seconds(1)), "seen after \(delay)")
             print("authorization change to \(status) seen \(delay) after the writer exited")
         }
         changes.cancel()

@@ -17,13 +17,17 @@ struct GPSDAgreementTests {
             let filtered = Recorder(manager.updates())
             let interrupt = Interrupt()
             let cliConnected = Interrupt()
+            let cliFixCount = Locked(0)
             let cli = Task {
                 try await runCommand(
                     keepalive.path,
                     ["watch", "--gpsd", "localhost:\(gpsd.port)", "--json"],
                     interrupt: interrupt,
-                    timeout: .seconds(90),
-                    onLine: { if $0.contains("\"status\":\"connected\"") { cliConnected.fire() } }
+                    timeout: Tools.patience * 3,
+                    onLine: { line in
+                        if line.contains("\"status\":\"connected\"") { cliConnected.fire() }
+                        if line.contains("\"class\":\"fix\"") { cliFixCount.withLock { $0 += 1 } }
+                    }
                 )
             }
             defer { interrupt.fire() }
@@ -31,7 +35,7 @@ struct GPSDAgreementTests {
                 try await runCommand(
                     keepalive.path,
                     ["locate", "--gpsd", "localhost:\(gpsd.port)", "--json", "--timeout", "12"],
-                    timeout: .seconds(30)
+                    timeout: Tools.patience * 2
                 )
             }
             // Everyone watches before the first sentence is written.
@@ -39,12 +43,14 @@ struct GPSDAgreementTests {
                 #expect(await recorder.wait { $0.contains(.status(.connected("gpsd 3.22 at localhost:\(gpsd.port)"))) })
             }
             #expect(await everything.wait { $0.contains { if case .status(.connected) = $0 { true } else { false } } })
-            let cliDeadline = ContinuousClock.now + .seconds(15)
+            let cliDeadline = ContinuousClock.now + Tools.patience
             while !cliConnected.isFired, ContinuousClock.now < cliDeadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(cliConnected.isFired, "keepalive watch connected")
-            try await Task.sleep(for: .milliseconds(300))  // and `locate`, which prints nothing until its fix
+            // And `locate`, which prints nothing until its fix: gpsd has five clients (ours raw,
+            // the manager, watch, locate, and its own watcher).
+            #expect(try await gpsd.waitForClients(5), "locate connected")
             try await gpsd.go()
             let oracle = try await gpsd.reports()
             // A client may lag behind gpsd's own watcher on a loaded machine: wait for it to have
@@ -108,7 +114,12 @@ struct GPSDAgreementTests {
             let filteredLocations = filtered.elements.filter { if case .location = $0 { true } else { false } }
             #expect(filteredLocations.count == expected)
 
-            // 4. The CLI prints the same fixes as the default filter, as JSON lines, and exits 0 on Ctrl-C.
+            // 4. The CLI prints the same fixes as the default filter, as JSON lines, and exits 0 on
+            // Ctrl-C (once it has printed as many, and nothing more for a while).
+            let printedDeadline = ContinuousClock.now + Tools.patience
+            while cliFixCount.withLock({ $0 }) < expected, ContinuousClock.now < printedDeadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             try await Task.sleep(for: .milliseconds(300))
             interrupt.fire()
             let printed = try await cli.value

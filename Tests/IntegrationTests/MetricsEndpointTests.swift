@@ -6,10 +6,10 @@ import Testing
 
 /// `keepalive run --metrics`: swift-metrics counted by the service, served as Prometheus text on
 /// loopback, read with curl as Prometheus would scrape it.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(3)))
 struct MetricsEndpointTests {
     private func scrape(_ url: String) async throws -> CommandResult {
-        try await runCommand("/usr/bin/curl", ["-s", "-w", "\n%{http_code}", url], timeout: .seconds(10))
+        try await runCommand("/usr/bin/curl", ["-s", "-w", "\n%{http_code}", url], timeout: Tools.patience)
     }
 
     /// The value of one sample line (`name{labels} value`), if the text has it.
@@ -37,7 +37,7 @@ struct MetricsEndpointTests {
             #expect(announced?.contains("http://127.0.0.1:\(port)/metrics") == true, "loopback by default")
             // Polls every second once the 2 s budget ran out: wait for three.
             var lines: [String] = []
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + Tools.patience
             while ContinuousClock.now < deadline {
                 lines = try await scrape("http://127.0.0.1:\(port)/metrics").lines
                 if (sample(#"keepalive_polls_total{result="ok"}"#, in: lines) ?? 0) >= 3 { break }
@@ -62,11 +62,11 @@ struct MetricsEndpointTests {
         let result = try await runCommand(
             keepalive,
             ["run", "--replay", NMEAFixture.mt3339.url.path, "--audio-device", "null", "--metrics", "127.0.0.1:\(busy.port)"],
-            timeout: .seconds(20)
+            timeout: Tools.patience
         )
         #expect(result.exitCode == 1)
         #expect(result.error.contains("cannot serve metrics on 127.0.0.1:\(busy.port): address already in use"))
-        let bad = try await runCommand(keepalive, ["run", "--metrics", "loopback"], timeout: .seconds(20))
+        let bad = try await runCommand(keepalive, ["run", "--metrics", "loopback"], timeout: Tools.patience)
         #expect(bad.exitCode == 64)
         #expect(bad.error.contains("--metrics must be PORT or HOST:PORT"))
     }

@@ -3,7 +3,7 @@ import LocationKeepAlive
 import Testing
 
 /// Silence played for real, through ALSA's `null` device (no sound card needed) and into WAV.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SilentAudioTests {
     @Test(arguments: [false, true])
     func aPulseOnTheNullDeviceLastsItsLength(keepsDeviceOpen: Bool) async throws {

@@ -43,6 +43,18 @@ struct GatedGPSD {
         return result.closureResult
     }
 
+    /// Waits until gpsd has accepted `count` connections (its own watcher's among them), as the
+    /// kernel lists them (`ss`): a client that prints nothing until its first fix is attached.
+    func waitForClients(_ count: Int) async throws -> Bool {
+        let deadline = ContinuousClock.now + Tools.patience
+        while ContinuousClock.now < deadline {
+            let sockets = try await IntegrationTests.run("/usr/bin/ss", ["-Htn", "state", "established", "( sport = :\(port) )"])
+            if sockets.split(separator: "\n").count >= count { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
     /// Starts the feed; every client must be watching already.
     func go() async throws { _ = try await writer.write("GO\n") }
 

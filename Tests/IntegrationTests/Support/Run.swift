@@ -33,7 +33,7 @@ func runCommand(
     _ path: String,
     _ arguments: [String],
     interrupt: Interrupt? = nil,
-    timeout: Duration = .seconds(60),
+    timeout: Duration = Tools.patience,
     onLine: (@Sendable (String) -> Void)? = nil
 ) async throws -> CommandResult {
     let configuration = Configuration(
@@ -73,4 +73,22 @@ func runCommand(
 /// Runs a command and returns its standard output.
 func run(_ path: String, _ arguments: [String]) async throws -> String {
     try await runCommand(path, arguments).lines.joined(separator: "\n")
+}
+
+/// When a `keepalive` status or event line (JSON) says it was written: the subject's own clock,
+/// to the millisecond, whatever kept the test from reading it sooner. (A fix line's `time` is
+/// the fix's.)
+func writtenAt(_ line: String) -> Date? {
+    guard
+        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+        object["class"] as? String != "fix",
+        let text = object["time"] as? String
+    else { return nil }
+    return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+}
+
+/// Whether a `keepalive` JSON line is the last of a clean stop (`run`'s stopped event,
+/// `watch`'s stopped status).
+func isStoppedLine(_ line: String) -> Bool {
+    line.contains(#""event":"stopped""#) || line.contains(#""status":"stopped""#)
 }
