@@ -31,10 +31,12 @@ struct GPSDAgreementTests {
                 )
             }
             defer { interrupt.fire() }
+            // A log with fixes ends `locate` at its first; one without waits out a short timeout.
+            let hasFixes = try log.gpsdReports().contains { $0.mode >= 2 && $0.lat != nil }
             let locate = Task {
                 try await runCommand(
                     keepalive.path,
-                    ["locate", "--gpsd", "localhost:\(gpsd.port)", "--json", "--timeout", "12"],
+                    ["locate", "--gpsd", "localhost:\(gpsd.port)", "--json", "--timeout", hasFixes ? "600" : "5"],
                     timeout: Tools.patience * 2
                 )
             }
