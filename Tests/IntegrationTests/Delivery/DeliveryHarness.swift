@@ -38,7 +38,7 @@ final class ChildProcess {
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     /// Stops it with SIGTERM and expects exit 0 within `timeout`, with its last lines if not.
-    func expectCleanStop(timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation) async {
+    func expectCleanStop(timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async {
         signal(SIGTERM)
         let status = await wait(timeout: Tools.bound(timeout))
         #expect(status == 0, "exit \(status):\n\(tail)", sourceLocation: sourceLocation)
@@ -60,7 +60,7 @@ final class ChildProcess {
 /// Waits (real time) until `condition` holds; fails the test with `what` after `timeout`.
 func eventually(
     _ what: String,
-    timeout: Duration = .seconds(30),
+    timeout: Duration = .seconds(60),
     every interval: Duration = .milliseconds(50),
     context: (() -> String)? = nil,
     _ condition: () throws -> Bool
@@ -157,7 +157,7 @@ final class MosquittoBroker {
         let full = inNamespace + command
         process = try ChildProcess(full[0], Array(full.dropFirst()), output: "\(directory)/broker-\(starts).log")
         let (port, address) = (port, address)
-        try await eventually("mosquitto to listen on \(address):\(port)", timeout: .seconds(10)) {
+        try await eventually("mosquitto to listen on \(address):\(port)") {
             Self.accepts(port: port, address: address)
         }
     }

@@ -72,7 +72,7 @@ import Testing
 
         chmod(passwordFile, 0o644)
         let open = try await runCommand(
-            try Tools.keepalive.path, ["upload", "--journal", journal, "--deliver", "home=\(url)", "--drain"], timeout: .seconds(4)
+            try Tools.keepalive.path, ["upload", "--journal", journal, "--deliver", "home=\(url)", "--drain"]
         )
         #expect(open.exitCode == 64 && open.error.contains("readable by others (mode 644): chmod 600 \(passwordFile)"))
         #expect(!(open.lines.joined() + open.error).contains("s3cret"))
@@ -80,10 +80,13 @@ import Testing
         let wrong = "\(broker.directory)/wrong"
         try "guess\n".write(toFile: wrong, atomically: true, encoding: .utf8)
         chmod(wrong, 0o600)
+        // It retries a refusal: stopped (SIGINT) once it has said so.
+        let saidRefused = Interrupt()
         let refused = try await runCommand(
             try Tools.keepalive.path,
             ["upload", "--journal", journal, "--deliver", "home=\(url.replacingOccurrences(of: passwordFile, with: wrong))", "--drain"],
-            timeout: .seconds(6)
+            interrupt: saidRefused,
+            onLine: { if $0.contains("not authorised") { saidRefused.fire() } }
         )
         #expect(refused.lines.joined().contains("not authorised"), "\(refused.lines)")
         #expect(try Self.depth(journal) == 30)
