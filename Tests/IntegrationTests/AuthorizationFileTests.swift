@@ -15,7 +15,7 @@ struct AuthorizationFileTests {
     }
 
     private func keepalive(_ arguments: String...) async throws -> CommandResult {
-        try await runCommand(try Tools.keepalive.path, arguments, timeout: Tools.patience)
+        try await runCommand(try Tools.keepalive.path, arguments)
     }
 
     /// Seen through inotify, not by the 30 s re-read: the manager's clock never moves, so its

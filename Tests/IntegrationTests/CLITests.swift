@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3)))
 struct CLITests {
     private func keepalive(_ arguments: String...) async throws -> CommandResult {
-        try await runCommand(try Tools.keepalive.path, arguments, timeout: Tools.patience)
+        try await runCommand(try Tools.keepalive.path, arguments)
     }
 
     @Test func watchReplaysALogAsJSONLinesAndStopsAtItsEnd() async throws {
@@ -34,8 +34,7 @@ struct CLITests {
         let log = NMEAFixture.mt3339.url.path
         let piped = try await runCommand(
             "/bin/sh",
-            ["-c", "cat '\(log)' '\(log)' | '\(keepalive)' watch --replay - --speed 0 --json"],
-            timeout: Tools.patience
+            ["-c", "cat '\(log)' '\(log)' | '\(keepalive)' watch --replay - --speed 0 --json"]
         )
         #expect(piped.exitCode == 0)
         #expect(piped.lines.filter { $0.contains("\"class\":\"fix\"") }.count == 60)
@@ -53,7 +52,7 @@ struct CLITests {
                 out.write(data[i:i + 100]); time.sleep(0.01)
             " &) && '\(keepalive)' watch --replay '\(fifo)' --speed 0 --json
             """
-        let fromFIFO = try await runCommand("/bin/sh", ["-c", script], timeout: Tools.patience)
+        let fromFIFO = try await runCommand("/bin/sh", ["-c", script])
         #expect(fromFIFO.exitCode == 0)
         #expect(fromFIFO.lines.filter { $0.contains("\"class\":\"fix\"") }.count == 30)
     }
@@ -71,8 +70,7 @@ struct CLITests {
         try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: log.path)
         let closed = try await runCommand(
             "/usr/sbin/runuser",
-            ["-u", "nobody", "--", try Tools.keepalive.path, "watch", "--replay", log.path],
-            timeout: Tools.patience
+            ["-u", "nobody", "--", try Tools.keepalive.path, "watch", "--replay", log.path]
         )
         if getuid() == 0 {  // as another user, a file only root may read
             #expect(closed.exitCode == 1)
@@ -83,8 +81,7 @@ struct CLITests {
         #expect(null.lines.last?.contains("0 sentences, 0 reports") == true)
         let loop = try await runCommand(
             "/bin/sh",
-            ["-c", "echo | '\(try Tools.keepalive.path)' watch --replay - --loop"],
-            timeout: Tools.patience
+            ["-c", "echo | '\(try Tools.keepalive.path)' watch --replay - --loop"]
         )
         #expect(loop.exitCode == 1)
         #expect(loop.error.contains("can loop only from a file it can read again"))
@@ -272,7 +269,7 @@ struct CLITests {
         ["simulate", "--fix-latency", "-1s"],
     ])
     func badArgumentsExit64WithAMessage(arguments: [String]) async throws {
-        let result = try await runCommand(try Tools.keepalive.path, arguments, timeout: Tools.patience)
+        let result = try await runCommand(try Tools.keepalive.path, arguments)
         #expect(result.exitCode == 64)
         #expect(result.error.contains("Error:"))
     }

@@ -45,11 +45,7 @@ struct GPSDAgreementTests {
                 #expect(await recorder.wait { $0.contains(.status(.connected("gpsd 3.22 at localhost:\(gpsd.port)"))) })
             }
             #expect(await everything.wait { $0.contains { if case .status(.connected) = $0 { true } else { false } } })
-            let cliDeadline = ContinuousClock.now + Tools.patience
-            while !cliConnected.isFired, ContinuousClock.now < cliDeadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(cliConnected.isFired, "keepalive watch connected")
+            try await eventually("keepalive watch connected") { cliConnected.isFired }
             // And `locate`, which prints nothing until its fix: gpsd has five clients (ours raw,
             // the manager, watch, locate, and its own watcher).
             #expect(try await gpsd.waitForClients(5), "locate connected")
@@ -118,10 +114,7 @@ struct GPSDAgreementTests {
 
             // 4. The CLI prints the same fixes as the default filter, as JSON lines, and exits 0 on
             // Ctrl-C (once it has printed as many, and nothing more for a while).
-            let printedDeadline = ContinuousClock.now + Tools.patience
-            while cliFixCount.withLock({ $0 }) < expected, ContinuousClock.now < printedDeadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try? await eventually("keepalive watch printed \(expected) fixes") { cliFixCount.withLock { $0 } >= expected }
             try await Task.sleep(for: .milliseconds(300))
             interrupt.fire()
             let printed = try await cli.value

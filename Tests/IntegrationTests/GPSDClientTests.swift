@@ -33,9 +33,7 @@ struct GPSDClientTests {
             // The request sleeps until its timeout, and gpsd's fixes reach it (the manager's
             // session keeps the newest as its location).
             #expect(await clock.waitForSleeper(wakingAt: .seconds(3)), "\(clock.wakes)")
-            let deadline = ContinuousClock.now + Tools.patience
-            while manager.location == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(manager.location != nil, "gpsd sent fixes")
+            try await eventually("gpsd's fixes at the manager") { manager.location != nil }
             await clock.advance(to: .seconds(3) - .milliseconds(1))
             await clock.advance(to: .seconds(3))
             let error = try #require(await #expect(throws: LocationError.self) { try await request.value })

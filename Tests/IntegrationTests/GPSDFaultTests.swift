@@ -28,7 +28,9 @@ struct GPSDFaultTests {
     /// Once the source has lost its connection, it sleeps its first backoff: checks that it is
     /// the policy's, and ends it.
     private func endFirstBackoff(_ events: Recorder<SourceEvent>) async {
-        #expect(await events.wait { $0.contains { if case .status(.reconnecting(attempt: 1, _)) = $0 { true } else { false } } })
+        #expect(
+            await events.wait { $0.contains { if case .status(.reconnecting(attempt: 1, _)) = $0 { true } else { false } } }
+        )
         let wake = clock.now.offset + Self.backoff
         #expect(await clock.waitForSleeper(wakingAt: wake), "the backoff: \(clock.wakes)")
         await clock.advance(to: wake)

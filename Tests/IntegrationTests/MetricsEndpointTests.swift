@@ -9,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3)))
 struct MetricsEndpointTests {
     private func scrape(_ url: String) async throws -> CommandResult {
-        try await runCommand("/usr/bin/curl", ["-s", "-w", "\n%{http_code}", url], timeout: Tools.patience)
+        try await runCommand("/usr/bin/curl", ["-s", "-w", "\n%{http_code}", url])
     }
 
     /// The value of one sample line (`name{labels} value`), if the text has it.
@@ -61,12 +61,11 @@ struct MetricsEndpointTests {
         defer { busy.stop() }
         let result = try await runCommand(
             keepalive,
-            ["run", "--replay", NMEAFixture.mt3339.url.path, "--audio-device", "null", "--metrics", "127.0.0.1:\(busy.port)"],
-            timeout: Tools.patience
+            ["run", "--replay", NMEAFixture.mt3339.url.path, "--audio-device", "null", "--metrics", "127.0.0.1:\(busy.port)"]
         )
         #expect(result.exitCode == 1)
         #expect(result.error.contains("cannot serve metrics on 127.0.0.1:\(busy.port): address already in use"))
-        let bad = try await runCommand(keepalive, ["run", "--metrics", "loopback"], timeout: Tools.patience)
+        let bad = try await runCommand(keepalive, ["run", "--metrics", "loopback"])
         #expect(bad.exitCode == 64)
         #expect(bad.error.contains("--metrics must be PORT or HOST:PORT"))
     }

@@ -79,11 +79,12 @@ func run(_ path: String, _ arguments: [String]) async throws -> String {
 /// to the millisecond, whatever kept the test from reading it sooner. (A fix line's `time` is
 /// the fix's.)
 func writtenAt(_ line: String) -> Date? {
-    guard
-        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-        object["class"] as? String != "fix",
-        let text = object["time"] as? String
-    else { return nil }
+    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).flatMap(writtenAt)
+}
+
+/// The same, for a line already parsed.
+func writtenAt(_ object: [String: Any]) -> Date? {
+    guard object["class"] as? String != "fix", let text = object["time"] as? String else { return nil }
     return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
 }
 
