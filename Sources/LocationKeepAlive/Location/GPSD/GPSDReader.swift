@@ -10,13 +10,10 @@ import Dispatch
 /// shuts the socket down, which wakes the reader; only the reader's thread closes it.
 final class GPSDReader: Sendable {
     private let closed: AsyncStream<Never>
-    private let connection: GPSDConnection
-    /// Set once the reader has closed the connection: after that the socket is not touched.
-    private let finished = Flag()
-
-    private final class Flag: Sendable {
-        let isSet = Locked(false)
-    }
+    /// The connection until the reader has closed it, `nil` after (the socket is not touched
+    /// then). Set under the lock in `init`, so a ``close()`` from any thread, cancellation
+    /// handlers included, sees the connection whole.
+    private let openConnection = Locked<GPSDConnection?>(nil)
 
     /// Opens, watches and starts reading. Blocking work runs on the reader's queue.
     ///
@@ -30,9 +27,8 @@ final class GPSDReader: Sendable {
     ) async throws(LocationError) -> GPSDReader {
         let queue = DispatchQueue(label: "LocationKeepAlive.gpsd.\(host):\(port)")
         let attempt = Attempt()
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<GPSDConnection, LocationError>, Never>) in
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 attempt.wait(with: continuation)
                 queue.async {
                     let outcome: Result<GPSDConnection, LocationError>
@@ -56,40 +52,47 @@ final class GPSDReader: Sendable {
                 with: .failure(.gpsdUnreachable(host: host, port: port, reason: "connection attempt abandoned"))
             )
         }
-        return GPSDReader(connection: try result.get(), queue: queue, onMessage: onMessage)
+        let abandoned = LocationError.gpsdUnreachable(host: host, port: port, reason: "connection attempt abandoned")
+        let connection = try (attempt.outcome ?? .failure(abandoned)).get()
+        return GPSDReader(connection: connection, queue: queue, onMessage: onMessage)
     }
 
     /// One connection attempt, finished exactly once: by its outcome or by cancellation.
+    ///
+    /// The waiter is only woken; it reads the outcome under the lock the outcome was written
+    /// under, so what the reader's queue did to the connection before is seen whole by the
+    /// thread that goes on with it (and by ThreadSanitizer, which does not see through a
+    /// continuation).
     private final class Attempt: Sendable {
         private let state = Locked<
-            (
-                waiter: CheckedContinuation<Result<GPSDConnection, LocationError>, Never>?,
-                result: Result<GPSDConnection, LocationError>?
-            )
+            (waiter: CheckedContinuation<Void, Never>?, result: Result<GPSDConnection, LocationError>?)
         >((nil, nil))
 
-        func wait(with continuation: CheckedContinuation<Result<GPSDConnection, LocationError>, Never>) {
-            let early: Result<GPSDConnection, LocationError>? = state.withLock { state in
-                if let result = state.result { return result }
+        /// Resumes `continuation` once the attempt is finished (at once if it is).
+        func wait(with continuation: CheckedContinuation<Void, Never>) {
+            let isFinished = state.withLock { state in
+                if state.result != nil { return true }
                 state.waiter = continuation
-                return nil
+                return false
             }
-            if let early { continuation.resume(returning: early) }
+            if isFinished { continuation.resume() }
         }
 
         /// - Returns: `false` when the attempt was already finished (the outcome is not used).
         @discardableResult
         func finish(with result: Result<GPSDConnection, LocationError>) -> Bool {
-            let (waiter, isFirst) = state.withLock {
-                state -> (CheckedContinuation<Result<GPSDConnection, LocationError>, Never>?, Bool) in
+            let (waiter, isFirst) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
                 guard state.result == nil else { return (nil, false) }
                 state.result = result
                 defer { state.waiter = nil }
                 return (state.waiter, true)
             }
-            waiter?.resume(returning: result)
+            waiter?.resume()
             return isFirst
         }
+
+        /// How the attempt finished: read once ``wait(with:)`` has resumed (`nil` before).
+        var outcome: Result<GPSDConnection, LocationError>? { state.withLock { $0.result } }
     }
 
     private init(
@@ -99,13 +102,13 @@ final class GPSDReader: Sendable {
     ) {
         let (closed, finish) = AsyncStream.makeStream(of: Never.self)
         self.closed = closed
-        self.connection = connection
-        queue.async { [finished] in
+        openConnection.withLock { $0 = connection }
+        queue.async { [openConnection] in
             while connection.waitForData(seconds: 60) || connection.isOpen {
                 if !connection.readAvailable(onMessage) { break }
             }
-            finished.isSet.withLock { isSet in
-                isSet = true
+            openConnection.withLock { open in
+                open = nil
                 connection.close()
             }
             finish.finish()
@@ -119,9 +122,7 @@ final class GPSDReader: Sendable {
 
     /// Stops reading and closes the connection; safe from any thread, any number of times.
     func close() {
-        finished.isSet.withLock { isSet in
-            if !isSet { connection.interrupt() }
-        }
+        openConnection.withLock { $0?.interrupt() }
     }
 
     deinit { close() }
