@@ -52,7 +52,8 @@ struct SystemdNotifyTests {
                 #expect(withFixes != nil, "a STATUS with fixes")
             }
             #expect(status == .exited(0))
-            #expect(listener.messages.contains { $0.lines.contains("STOPPING=1") })
+            // Sent before the exit, read by the listener's thread when it gets to it.
+            #expect(await listener.wait(for: Tools.patience) { $0 == "STOPPING=1" } != nil)
             #expect(listener.messages.filter { $0.lines.contains("READY=1") }.count == 1)
         }
     }
