@@ -46,6 +46,8 @@ let package = Package(
         .systemLibrary(name: "CSystemdNotify"),
         // The listening socket of `keepalive run --metrics`.
         .systemLibrary(name: "CSockets"),
+        // The host's process control: accept4, posix_spawn's closefrom, opening a file as a user.
+        .systemLibrary(name: "CProcessControl"),
         .target(
             name: "LocationKeepAlive",
             dependencies: [
@@ -54,6 +56,7 @@ let package = Package(
                 "CMosquitto",
                 "CCurl",
                 "CSystemdNotify",
+                "CProcessControl",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

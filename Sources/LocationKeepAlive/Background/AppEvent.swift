@@ -79,11 +79,14 @@ public enum TerminationReason: Sendable, Hashable, CustomStringConvertible {
     case requested
     /// A background task was still open when the background time ran out; iOS kills such apps.
     case backgroundTaskNotEnded(name: String)
+    /// It broke a rule the system enforces (a host's app that left its group), said in `what`.
+    case misbehaved(String)
 
     /// The event in words, as traces print it.
     public var description: String {
         switch self {
         case .requested: "requested"
+        case .misbehaved(let what): what
         case .backgroundTaskNotEnded(let name):
             "background task '\(name)' was not ended before its time ran out"
         }

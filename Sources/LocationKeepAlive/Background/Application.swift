@@ -173,6 +173,16 @@ public final class Application {
         shutDown()
     }
 
+    /// Kills the app for `reason`, as the system kills one that broke its rules: not running,
+    /// then `terminated(reason)` (no `willTerminate`: it is not asked).
+    public func kill(because reason: TerminationReason) {
+        guard state != .notRunning else { return }
+        logger.warning("terminated", metadata: ["reason": "\(reason)"])
+        statistics.termination = (now, reason)
+        shutDown()
+        emit(.terminated(reason))
+    }
+
     // MARK: Observation
 
     /// Calls `observer` with every event, synchronously.

@@ -32,6 +32,8 @@ extension AppHost {
             Task { await self.freeze(app, generation: generation) }
         case .resumed:
             app.generation += 1
+            app.groupEvents?.stop()
+            app.groupEvents = nil
             app.acknowledge(HostNotice.Kind.willSuspend.rawValue)
             Task { await self.thaw(app) }
         case .willTerminate:
@@ -42,8 +44,10 @@ extension AppHost {
             app.since = Date()
             app.generation += 1
             app.reason = "killed: \(reason)"
+            app.groupEvents?.stop()
+            app.groupEvents = nil
             emit(.killed(app: app.id, reason: reason.description))
-            app.group.signalAll(SIGKILL)
+            stopEverything(of: app, with: SIGKILL)
         default:
             break
         }
@@ -77,8 +81,21 @@ extension AppHost {
         do {
             let latency = try await app.group.freeze()
             recordStopped()
+            // Reported only once seen: every process of the app in the group, the kernel saying frozen.
+            guard checkContainment(app) else { return }
+            guard app.group.isFrozen else {
+                emit(.error("\(app.id) was asked to freeze, but the kernel does not say it is frozen"))
+                return
+            }
             emit(.frozen(app: app.id, latency: latency, answered: answered))
-            if app.generation != generation { await thaw(app) }  // resumed while freezing
+            if app.generation != generation {
+                await thaw(app)  // resumed while freezing
+            } else if let path = app.group.path, app.group.kind == .cgroup2 {
+                let id = app.id
+                app.groupEvents = CgroupEvents(folder: path) { [weak self] in
+                    Task { await self?.groupChanged(id, generation: generation) }
+                }
+            }
         } catch {
             emit(.error("cannot freeze \(app.id): \(error.message)"))
         }
@@ -116,7 +133,7 @@ extension AppHost {
     }
 
     private func thaw(_ app: HostedApp) async {
-        guard app.group.isFrozen else { return }
+        guard app.group.isFreezeRequested else { return }
         do {
             let latency = try await app.group.thaw()
             recordStopped()
@@ -129,10 +146,50 @@ extension AppHost {
 
     /// A requested termination: thawed, told, SIGTERM, and SIGKILL after the grace.
     private func stop(_ app: HostedApp, pid: Int32?) async {
+        app.groupEvents?.stop()
+        app.groupEvents = nil
         app.group.thawNow()
         app.connection?.send(HostNotice(.terminate))
-        app.group.signalAll(SIGTERM)
+        stopEverything(of: app, with: SIGTERM)
         try? await clock.sleep(for: configuration.terminationGrace)
-        if app.pid == pid, pid != nil { app.group.signalAll(SIGKILL) }
+        if app.pid == pid, pid != nil { stopEverything(of: app, with: SIGKILL) }
+    }
+
+    /// Sends `signal` to every process of the app: its group, its first process (the host's
+    /// child) and any of its processes that left the group.
+    func stopEverything(of app: HostedApp, with signal: Int32) {
+        app.group.signalAll(signal)
+        if let pid = app.pid, !app.isAdopted { kill(pid, signal) }
+        for escape in app.group.escapes() { kill(escape.pid, signal) }
+    }
+
+    /// Whether every process of the app is in its group. One that left gets the app killed, as
+    /// the system kills an app that breaks its rules: the escaped processes first (they run),
+    /// then the group; `status` names each with where it went.
+    @discardableResult
+    func checkContainment(_ app: HostedApp) -> Bool {
+        guard app.model.state != .notRunning else { return true }
+        var escapes = app.group.escapes()
+        guard !escapes.isEmpty else { return true }
+        app.escapes = escapes
+        for escape in escapes { emit(.escaped(app: app.id, escape)) }
+        // Killed until none is left: one may fork between the reading and the signal.
+        for _ in 0..<10 where !escapes.isEmpty {
+            for escape in escapes { kill(escape.pid, SIGKILL) }
+            escapes = app.group.escapes()
+        }
+        app.model.kill(because: .misbehaved(app.escapes.map(\.description).joined(separator: "; ")))
+        return false
+    }
+
+    /// The kernel says a frozen app's group changed: a process left or ended, or it was thawed
+    /// by someone other than the host.
+    private func groupChanged(_ id: String, generation: Int) async {
+        guard let app = apps[id], app.generation == generation, app.model.state == .suspended else { return }
+        guard checkContainment(app) else { return }
+        if !app.group.isFrozen, !app.group.processes().isEmpty {
+            emit(.error("\(id) was thawed by something other than the host while suspended: frozen again"))
+            _ = try? await app.group.freeze()
+        }
     }
 }

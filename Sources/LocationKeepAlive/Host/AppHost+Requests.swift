@@ -25,11 +25,12 @@ extension AppHost {
         case .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete:
             return try report(request, by: try caller(connection))
         case .launch:
-            try requireController(connection)
-            return try launch(request)
+            try requireOutsideEveryApp(connection)
+            return try await launch(request, by: connection.peer)
         case .foreground, .background, .terminate:
-            try requireController(connection)
+            try requireOutsideEveryApp(connection)
             let app = try named(request.app)
+            try requireOwner(of: app, connection)
             switch request.op {
             case .foreground: app.model.enterForeground()
             case .background: await moveToBackground(app)
@@ -42,11 +43,11 @@ extension AppHost {
             return reply
         case .status:
             var reply = HostReply(id: nil)
-            if let name = request.app {
-                reply.apps = [try named(name).status]
-            } else {
-                reply.apps = apps.values.sorted { $0.id < $1.id }.map(\.status)
-            }
+            let shown = if let name = request.app { [try named(name)] } else { Array(apps.values) }
+            // Frozen apps are verified again as they are shown (the v1 freezer and signals give
+            // no event when a process leaves): status shows what is, never what was asked.
+            for app in shown where app.group.isFreezeRequested { checkContainment(app) }
+            reply.apps = shown.sorted { $0.id < $1.id }.map(\.status)
             return reply
         }
     }
@@ -152,7 +153,7 @@ extension AppHost {
         return reply
     }
 
-    private func launch(_ request: HostRequest) throws(HostError) -> HostReply {
+    private func launch(_ request: HostRequest, by caller: UnixSocket.Peer) async throws(HostError) -> HostReply {
         guard let id = request.app, !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }),
             id != ".", id != ".."
         else {
@@ -167,7 +168,8 @@ extension AppHost {
         guard let command = request.command, !command.isEmpty else {
             throw HostError(.badRequest, "launch needs a command")
         }
-        let group = try freezer.makeGroup(for: id)
+        let user = try appUser(for: request, caller: caller)
+        let group = try freezer.makeGroup(for: id, owner: user)
         let authorization = LocationAuthorizationManager(
             application: id,
             file: configuration.authorizationFile(id),
@@ -183,17 +185,20 @@ extension AppHost {
             logger: logger
         )
         model.advance(to: elapsed)
-        let app = HostedApp(id: id, model: model, group: group, authorization: authorization)
+        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: user)
         let previous = apps.updateValue(app, forKey: id)
         observe(app)
         serveScheduledTasks(app)
         model.launch()
         do {
-            app.pid = try group.launch(
+            let pid = try group.launch(
                 command,
+                as: user,
                 environment: ["KEEPALIVE_HOST_SOCKET": configuration.socketPath, "KEEPALIVE_APP": id],
                 output: request.output
             )
+            app.pid = pid
+            try await waitUntilInGroup(app, pid: pid)
         } catch {
             apps[id] = previous
             try? group.remove()
@@ -217,6 +222,79 @@ extension AppHost {
         reply.pid = app.pid
         reply.state = app.status.state
         return reply
+    }
+
+    /// Who a launched app runs as: the caller, or for a root caller the user it names (or the
+    /// host's default); never root unless the host allows it.
+    private func appUser(for request: HostRequest, caller: UnixSocket.Peer) throws(HostError) -> AppUser {
+        let host = AppUser.current
+        var named: AppUser?
+        if let name = request.user { named = try AppUser.named(name) }
+        guard host.isRoot else {
+            if let named, named.uid != host.uid {
+                throw HostError(
+                    .notPermitted,
+                    "this host runs as \(host.name) and starts apps only as \(host.name), not \(named.name): run it as root to start apps as other users"
+                )
+            }
+            return host
+        }
+        var user: AppUser
+        if caller.uid == 0 {
+            if named == nil, let name = configuration.defaultUser { named = try AppUser.named(name) }
+            guard let chosen = named else {
+                throw HostError(
+                    .notPermitted,
+                    "apps never run as root: name the user the app runs as (keepalive host launch --user NAME), or start the host with --app-user NAME"
+                )
+            }
+            user = chosen
+        } else {
+            guard let caller = AppUser.withID(caller.uid).map({ AppUser(name: $0.name, uid: $0.uid, gid: caller.gid, groups: $0.groups, home: $0.home) })
+            else {
+                throw HostError(.notPermitted, "uid \(caller.uid) is not in the user database: the host starts apps only as known users")
+            }
+            if let named, named.uid != caller.uid {
+                throw HostError(
+                    .notPermitted,
+                    "only root may start an app as another user: you are \(caller.name), not \(named.name)"
+                )
+            }
+            user = caller
+        }
+        if user.isRoot, !configuration.allowsRootApps {
+            throw HostError(
+                .notPermitted,
+                "apps never run as root under this host: name an unprivileged user, or start the host with --allow-root-apps (nothing then keeps such an app in its group)"
+            )
+        }
+        if freezer.kind == .signal, user.uid != host.uid, !configuration.allowsSignalsForOtherUsers {
+            throw HostError(
+                .notPermitted,
+                "with the signal freezer an app can leave its session (setsid) and run on unfrozen, so apps of other users (\(user.name)) are refused: use a cgroup freezer, or start the host with --signal-other-users"
+            )
+        }
+        return user
+    }
+
+    /// Waits until the app's first process has joined its cgroup (the launcher's shell does it
+    /// first thing, then becomes the app), so that from the launch's reply on the app is in its
+    /// group: where it goes after that is its own doing, and checked at each freeze.
+    private func waitUntilInGroup(_ app: HostedApp, pid: Int32) async throws(HostError) {
+        guard app.group.path != nil else { return }  // signals: the session is made by the spawn itself
+        let deadline = clock.now + .seconds(10)
+        while AppLauncher.isJoining(pid) {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                app.pid = nil
+                throw HostError(.launchFailed, "app \(app.id) ended before it joined its group (status \(status))")
+            }
+            guard clock.now < deadline else {
+                kill(pid, SIGKILL)
+                throw HostError(.launchFailed, "app \(app.id) did not join its group \(app.group.path ?? "") within 10 s")
+            }
+            try? await clock.sleep(for: .milliseconds(1))
+        }
     }
 
     private func authorizationChanged(_ id: String, to status: LocationAuthorization) {
@@ -296,11 +374,19 @@ extension AppHost {
         return app
     }
 
-    /// Lifecycle commands and launches: the host's user, from outside every app.
-    private func requireController(_ connection: ControlConnection) throws(HostError) {
-        guard connection.peer.uid == getuid() || connection.peer.uid == 0 else {
-            throw HostError(.notPermitted, "only the host's user (uid \(getuid())) may launch apps or move them")
+    /// Moving or stopping an app: root, the host's user, or the user the app runs as.
+    private func requireOwner(of app: HostedApp, _ connection: ControlConnection) throws(HostError) {
+        let uid = connection.peer.uid
+        guard uid == 0 || uid == UInt32(geteuid()) || uid == app.user.uid else {
+            throw HostError(
+                .notPermitted,
+                "app \(app.id) runs as \(app.user.name): only that user, the host's user or root may move or stop it"
+            )
         }
+    }
+
+    /// Lifecycle commands and launches come from outside every app.
+    private func requireOutsideEveryApp(_ connection: ControlConnection) throws(HostError) {
         if let app = apps.values.first(where: { $0.pid != nil && $0.group.contains(connection.pid) }) {
             throw HostError(
                 .notPermitted,

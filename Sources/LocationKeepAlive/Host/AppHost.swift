@@ -20,8 +20,20 @@ public actor AppHost {
         public var name = "keepalive.host"
         /// The control socket's path.
         public var socketPath: String
-        /// The socket's permission bits: 0600, or 0660 for a group.
+        /// The socket's permission bits: 0600, or 0660 for ``socketGroup``.
         public var socketMode: UInt32 = 0o600
+        /// The group whose members may use the socket besides the host's user and root (the
+        /// socket is given to it); `nil`: the host's own. A member launches apps as itself.
+        public var socketGroup: String?
+        /// Who an app runs as when a root caller names nobody (`--app-user`); `nil`: a root
+        /// caller must name the user, or the launch is refused.
+        public var defaultUser: String?
+        /// Whether a root caller may run an app as root (`launch --user root`). Nothing keeps such
+        /// an app in its group: the host finds one that left and kills it, but cannot prevent it.
+        public var allowsRootApps = false
+        /// Whether, with the signal freezer, apps may run as users other than the host's. Off by
+        /// default: with signals an app leaves its session with `setsid` and runs on unfrozen.
+        public var allowsSignalsForOtherUsers = false
         /// Where the host reads an app's authorization (the app cannot claim it).
         public var authorizationFile: @Sendable (String) -> AuthorizationFile = { .defaultFile(for: $0) }
         /// How long an app may take to answer the will-suspend notice before it is frozen anyway.
@@ -74,6 +86,8 @@ public actor AppHost {
         case thawed(app: String, latency: Duration)
         /// An app was killed, and why.
         case killed(app: String, reason: String)
+        /// One of an app's processes was found outside its group (the app is killed for it).
+        case escaped(app: String, AppProcessGroup.Escape)
         /// An app's last process exited with `status`.
         case exited(app: String, status: Int32)
         /// A request was refused, and why.
@@ -113,7 +127,11 @@ public actor AppHost {
         self.logger = logger
         self.emit = emit
         freezer = try Freezer.choose(configuration.freezer, name: configuration.name)
-        server = try ControlServer(path: configuration.socketPath, mode: configuration.socketMode)
+        server = try ControlServer(
+            path: configuration.socketPath,
+            mode: configuration.socketMode,
+            group: configuration.socketGroup
+        )
         start = clock.now
         // A host that died left its apps behind: never leave one frozen, and take them back.
         for pid in (ProcFS.read(configuration.stoppedFile) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
@@ -134,7 +152,8 @@ public actor AppHost {
             )
             let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
             model.launch()  // in the foreground: what it was doing is not known
-            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization)
+            let owner = ProcFS.owner(of: first).flatMap(AppUser.withID) ?? .current
+            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner)
             app.pid = first
             app.isAdopted = true
             app.reason = "adopted from an earlier host: thawed, in the foreground"
@@ -280,7 +299,8 @@ public actor AppHost {
             app.reason = app.reason ?? "exited with status \(code)"
             app.model.terminate()
         }
-        app.group.signalAll(SIGKILL)  // what its children left running
+        stopEverything(of: app, with: SIGKILL)  // what its children left running, wherever they went
+        app.groupEvents?.stop()
         recordStopped()
         app.watcher?.cancel()
         Task {
@@ -292,16 +312,17 @@ public actor AppHost {
     private func stopAll() async {
         for app in apps.values where app.pid != nil {
             app.generation += 1
+            app.groupEvents?.stop()
             app.group.thawNow()
             app.connection?.send(HostNotice(.terminate))
-            app.group.signalAll(SIGTERM)
+            stopEverything(of: app, with: SIGTERM)
         }
         let deadline = clock.now + configuration.terminationGrace
         while clock.now < deadline, apps.values.contains(where: { !$0.group.processes().isEmpty }) {
             try? await clock.sleep(for: .milliseconds(10))
         }
         for app in apps.values {
-            app.group.signalAll(SIGKILL)
+            stopEverything(of: app, with: SIGKILL)  // the first process too, should it have left the group
             if let pid = app.pid, !app.isAdopted {
                 var status: Int32 = 0
                 waitpid(pid, &status, 0)

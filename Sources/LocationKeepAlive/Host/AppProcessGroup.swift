@@ -1,8 +1,11 @@
 import FoundationEssentials
 import Glibc
 
-/// Every process of one app, frozen, thawed and killed as one: a cgroup (v2 or v1 freezer),
-/// or, with signals, the session the app was started in.
+/// Every process of one app, frozen, thawed and killed as one: a cgroup (v2 or v1 freezer)
+/// with any groups the app made inside it, or, with signals, the session the app was started in.
+///
+/// What it says of itself is what the kernel says: ``isFrozen`` reads the freezer (or every
+/// process's state), and ``escapes()`` finds the app's processes that are no longer in it.
 public final class AppProcessGroup: Sendable {
     /// How it is frozen.
     public let kind: FreezerKind
@@ -17,7 +20,8 @@ public final class AppProcessGroup: Sendable {
     private struct GroupState {
         /// The session leader (the app's first process), for signals.
         var leader: pid_t?
-        var isFrozen = false
+        /// Frozen as the host last asked (the kernel's answer is ``isFrozen``).
+        var isFreezeRequested = false
         /// Processes stopped with SIGSTOP (signals, or a v1 freezer stuck in FREEZING).
         var stopped: [pid_t] = []
     }
@@ -41,8 +45,30 @@ public final class AppProcessGroup: Sendable {
     /// Processes stopped with SIGSTOP now, for a watchdog to continue if the host dies.
     public var stoppedProcesses: [Int32] { state.withLock { $0.stopped } }
 
-    /// Whether the group is frozen now (as the host last made it).
-    public var isFrozen: Bool { state.withLock { $0.isFrozen } }
+    /// Whether the host last asked for the group to be frozen.
+    public var isFreezeRequested: Bool { state.withLock { $0.isFreezeRequested } }
+
+    /// Whether the kernel says the group is frozen now: `frozen 1` in `cgroup.events` (v2),
+    /// `FROZEN` in `freezer.state` (v1), or every process stopped (signals, and a v1 group
+    /// stopped with signals when its freezer stuck). Never what the host asked, only what is.
+    public var isFrozen: Bool {
+        switch kind {
+        case .cgroup2:
+            guard let path else { return false }
+            return (ProcFS.read("\(path)/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+        case .cgroup1:
+            if let path, ProcFS.read("\(path)/freezer.state")?.trimmed == "FROZEN" { return true }
+            return allStopped
+        case .signal, .auto:
+            return allStopped
+        }
+    }
+
+    /// Whether the group has processes and every one is stopped.
+    private var allStopped: Bool {
+        let members = processes()
+        return !members.isEmpty && members.allSatisfy { ProcFS.state(of: $0).map { $0 == "T" || $0 == "t" } ?? true }
+    }
 
     /// Starts the app's command in the group, in a session of its own (the command first,
     /// looked up in `PATH`; `environment` added to the host's; `output` a file for its
@@ -52,23 +78,80 @@ public final class AppProcessGroup: Sendable {
     @discardableResult
     public func launch(
         _ arguments: [String],
+        as user: AppUser = .current,
         environment: [String: String] = [:],
         output: String? = nil
     ) throws(HostError) -> Int32 {
-        try AppLauncher.launch(arguments, in: self, environment: environment, output: output)
+        try AppLauncher.launch(arguments, in: self, as: user, environment: environment, output: output)
     }
 
-    /// The processes in the group, zombies left out.
+    /// The processes in the group and in every group the app made inside it, zombies left out.
     public func processes() -> [Int32] {
         let pids: [pid_t]
-        if let path {
-            pids = (ProcFS.read("\(path)/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
+        if path != nil {
+            pids = folders().flatMap { folder in
+                (ProcFS.read("\(folder)/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
+            }
         } else if let leader {
             pids = ProcFS.allProcesses().filter { ProcFS.session(of: $0) == leader }
         } else {
             pids = []
         }
         return pids.filter { ProcFS.state(of: $0) != "Z" }
+    }
+
+    /// The app's processes that are not in the group: its first process, every process of its
+    /// session, and all their descendants, wherever they are now (another cgroup, another
+    /// session). Empty for an app that stays in its group.
+    public func escapes() -> [Escape] {
+        let table = ProcessTable.now()
+        let members = Set(processes())
+        let roots = members.union(leader.map { [$0] } ?? [])
+        let found = table.processes(descendingFrom: roots, session: leader)
+        return found.subtracting(members).sorted().map { pid in
+            let place: String
+            switch kind {
+            case .cgroup2: place = ProcFS.cgroup(of: pid, controller: nil).map { "cgroup \($0)" } ?? "an unknown cgroup"
+            case .cgroup1:
+                place = ProcFS.cgroup(of: pid, controller: "freezer").map { "freezer cgroup \($0)" } ?? "an unknown cgroup"
+            case .signal, .auto: place = ProcFS.session(of: pid).map { "session \($0)" } ?? "another session"
+            }
+            let command = ProcFS.read("/proc/\(pid)/comm")?.trimmed ?? "?"
+            return Escape(pid: pid, command: command, place: place)
+        }
+    }
+
+    /// One of the app's processes found outside its group.
+    public struct Escape: Sendable, Hashable, CustomStringConvertible {
+        /// Its process id.
+        public let pid: Int32
+        /// Its command name (`/proc/PID/comm`).
+        public let command: String
+        /// Where it is: `cgroup /`, `freezer cgroup /`, `session 1234`.
+        public let place: String
+        /// `process 1234 (sh) left its group for cgroup /`.
+        public var description: String { "process \(pid) (\(command)) left its group for \(place)" }
+    }
+
+    /// The group's folder and every folder the app made inside it, deepest last.
+    func folders() -> [String] {
+        guard let path else { return [] }
+        var found = [path]
+        var index = 0
+        while index < found.count {
+            let folder = found[index]
+            index += 1
+            guard let directory = opendir(folder) else { continue }
+            while let entry = readdir(directory) {
+                guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name != ".", name != ".." { found.append("\(folder)/\(name)") }
+            }
+            closedir(directory)
+        }
+        return found
     }
 
     /// Whether `pid` belongs to the app (the caller-identity check of the control socket).
@@ -137,7 +220,7 @@ public final class AppProcessGroup: Sendable {
         case .signal, .auto:
             try await stopWithSignals(until: deadline)
         }
-        state.withLock { $0.isFrozen = true }
+        state.withLock { $0.isFreezeRequested = true }
         return start.duration(to: clock.now)
     }
 
@@ -162,7 +245,7 @@ public final class AppProcessGroup: Sendable {
             break
         }
         continueStopped()
-        state.withLock { $0.isFrozen = false }
+        state.withLock { $0.isFreezeRequested = false }
         return start.duration(to: clock.now)
     }
 
@@ -174,7 +257,7 @@ public final class AppProcessGroup: Sendable {
         case .signal, .auto: break
         }
         continueStopped()
-        state.withLock { $0.isFrozen = false }
+        state.withLock { $0.isFreezeRequested = false }
     }
 
     /// Sends `signal` to every process of the app. SIGKILL reaches frozen processes too: a v1
@@ -184,14 +267,16 @@ public final class AppProcessGroup: Sendable {
             return
         }
         for pid in processes() { kill(pid, signal) }
-        if signal == SIGKILL, isFrozen { thawNow() }
+        if signal == SIGKILL, isFreezeRequested { thawNow() }
     }
 
     /// Removes the cgroup (once empty). Killing the processes first is the caller's part.
     public func remove() throws(HostError) {
         guard let path else { return }
         thawNow()
-        guard rmdir(path) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(path)") }
+        for folder in folders().reversed() {  // the app's own groups first, deepest first
+            guard rmdir(folder) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(path)") }
+        }
     }
 
     /// SIGSTOP to every process, again for any that appear meanwhile, until all are stopped.

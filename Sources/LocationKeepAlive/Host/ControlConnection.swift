@@ -26,14 +26,45 @@ public final class ControlConnection: Sendable {
 }
 
 /// Accepts connections on the control socket and hands each request, in order, to `handle`.
+///
+/// Admits root, the host's user and members of the socket's group (by the kernel's word on
+/// the caller: `SO_PEERCRED` and `/proc/PID/status`), whatever the socket file's mode became:
+/// anyone else is told why and disconnected.
 final class ControlServer: Sendable {
     let path: String
     private let listener: UnixSocket
     private let queue = DispatchQueue(label: "keepalive.host.accept")
+    /// The socket's group, whose members are admitted.
+    private let group: (name: String, id: gid_t)?
 
-    init(path: String, mode: UInt32) throws(HostError) {
+    init(path: String, mode: UInt32, group name: String? = nil) throws(HostError) {
         self.path = path
-        listener = try UnixSocket.listen(at: path, mode: mode_t(mode))
+        if let name {
+            guard let id = Self.groupID(name) else {
+                throw HostError(.socketFailed, "no group \(name) on this machine (see getent group)")
+            }
+            group = (name, id)
+        } else {
+            group = nil
+        }
+        listener = try UnixSocket.listen(at: path, mode: mode_t(mode), group: group?.id)
+    }
+
+    /// Why `peer` may not use the host, or `nil` when it may.
+    private func refusal(of peer: UnixSocket.Peer) -> String? {
+        if peer.uid == 0 || peer.uid == UInt32(geteuid()) { return nil }
+        if let group, peer.gid == group.id || ProcFS.groups(of: peer.pid).contains(group.id) { return nil }
+        let groupText = group.map { " and group \($0.name)" } ?? ""
+        return "uid \(peer.uid) may not use this host: its socket admits uid \(geteuid())\(groupText) only"
+    }
+
+    private static func groupID(_ name: String) -> gid_t? {
+        var entry = Glibc.group()
+        var found: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        let result = buffer.withUnsafeMutableBufferPointer { getgrnam_r(name, &entry, $0.baseAddress!, $0.count, &found) }
+        if result == 0, found != nil { return entry.gr_gid }
+        return gid_t(name)
     }
 
     /// Accepts until ``stop()``. Each connection reads on a thread of its own and is served by
@@ -49,6 +80,12 @@ final class ControlServer: Sendable {
                 number += 1
                 guard let peer = client.peer() else { continue }
                 let connection = ControlConnection(socket: client, peer: peer, number: number)
+                if let refusal = self.refusal(of: peer) {
+                    connection.send(HostReply(id: nil, ok: false, error: refusal))
+                    connection.closeForWriting()
+                    DispatchQueue(label: "keepalive.host.refused").async { client.drain() }
+                    continue
+                }
                 let (lines, feed) = AsyncStream.makeStream(of: [UInt8].self)
                 DispatchQueue(label: "keepalive.host.connection").async {
                     client.readLines(limit: HostProtocol.maximumLineLength) { line in

@@ -60,7 +60,14 @@ public struct Freezer: Sendable {
     }
 
     /// Makes the group an app's processes will run in (a fresh cgroup, or a session to fill).
-    public func makeGroup(for app: String) throws(HostError) -> AppProcessGroup {
+    ///
+    /// With cgroup v2 and an `owner` other than the host's user, the group is delegated to
+    /// the owner as systemd delegates: the folder and its `cgroup.procs`, `cgroup.threads` and
+    /// `cgroup.subtree_control` are the owner's, so the app may make groups inside its own and
+    /// move its processes between them; every file that freezes, kills or limits it, and every
+    /// folder above it, stays the host's, so it can neither thaw itself nor move out (a move
+    /// needs write access to the common ancestor's `cgroup.procs`). v1 groups are not delegated.
+    public func makeGroup(for app: String, owner: AppUser? = nil) throws(HostError) -> AppProcessGroup {
         guard let root, let hierarchyPath else {
             return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil)
         }
@@ -74,6 +81,15 @@ public struct Freezer: Sendable {
             try? stale.remove()
         }
         guard mkdir(path, 0o755) == 0 else { throw ProcFS.failure("cannot make \(path)", code: .launchFailed) }
+        if kind == .cgroup2, let owner, owner.uid != UInt32(geteuid()) {
+            for file in ["", "/cgroup.procs", "/cgroup.threads", "/cgroup.subtree_control"] {
+                guard chown(path + file, uid_t(owner.uid), gid_t(owner.gid)) == 0 else {
+                    let failure = ProcFS.failure("cannot delegate \(path + file) to \(owner)", code: .launchFailed)
+                    rmdir(path)
+                    throw failure
+                }
+            }
+        }
         return AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)")
     }
 

@@ -56,7 +56,8 @@ public struct HostRequest: Codable, Sendable, Hashable {
         case schedule
         /// An app ends scheduled work it was woken for (`name`, `success`).
         case complete
-        /// Starts an app (`app`, `command`, `modes`, `output`): the host's user only.
+        /// Starts an app (`app`, `command`, `modes`, `output`, `user`) as the caller, or as `user`
+        /// for a root caller: never as root unless the host allows it.
         case launch
         /// The compositor's part (`app`): the host's user only.
         case foreground, background, terminate
@@ -82,8 +83,10 @@ public struct HostRequest: Codable, Sendable, Hashable {
     public var modes: [String]?
     /// `launch`: the program and its arguments.
     public var command: [String]?
-    /// `launch`: a file for the app's standard output and error.
+    /// `launch`: a file for the app's standard output and error (opened as the app's user).
     public var output: String?
+    /// `launch`: the user the app runs as (a root caller must name one; others may name only themselves).
+    public var user: String?
     /// `schedule`: `refresh` or `processing`.
     public var kind: String?
     /// `schedule`: seconds from now before the work may run.
@@ -178,7 +181,8 @@ public struct HostAppStatus: Codable, Sendable, Hashable {
     public var app: String
     /// `active`, `inactive`, `background`, `suspended`, `not running`.
     public var state: String
-    /// Whether its processes are frozen now.
+    /// Whether its processes are frozen now, as the kernel says (`cgroup.events`, `freezer.state`,
+    /// or every process stopped): never only because the host asked.
     public var frozen: Bool
     /// When it entered this state (ISO 8601, UTC).
     public var since: String
@@ -193,4 +197,8 @@ public struct HostAppStatus: Codable, Sendable, Hashable {
     public var authorization: String
     /// CPU time the app's processes have used, seconds (the cgroup's own count with cgroup v2).
     public var cpu: Double
+    /// The user its processes run as.
+    public var user: String?
+    /// Its processes found outside its group, each with its pid and where it went (it was killed for them).
+    public var escaped: [String]?
 }

@@ -7,7 +7,13 @@ final class HostedApp {
     let model: Application
     let group: AppProcessGroup
     let authorization: LocationAuthorizationManager
+    /// Who its processes run as.
+    let user: AppUser
     var pid: Int32?
+    /// Its processes found outside its group (it was killed for them).
+    var escapes: [AppProcessGroup.Escape] = []
+    /// While frozen (cgroup v2): the kernel's word that the group changed.
+    var groupEvents: CgroupEvents?
     /// The app's own connection, after `hello`: where notices go.
     var connection: ControlConnection?
     /// The app's task numbers, to the model's.
@@ -30,11 +36,18 @@ final class HostedApp {
     /// Found running when the host started (left by one that died): not its child.
     var isAdopted = false
 
-    init(id: String, model: Application, group: AppProcessGroup, authorization: LocationAuthorizationManager) {
+    init(
+        id: String,
+        model: Application,
+        group: AppProcessGroup,
+        authorization: LocationAuthorizationManager,
+        user: AppUser
+    ) {
         self.id = id
         self.model = model
         self.group = group
         self.authorization = authorization
+        self.user = user
     }
 
     /// Ends a wait for the app's answer to `notice` (it answered, or time ran out); `nil` ends every wait.
@@ -57,7 +70,9 @@ final class HostedApp {
             reason: reason,
             pid: pid,
             authorization: model.authorization.rawValue,
-            cpu: group.cpuTime().secondsValue
+            cpu: group.cpuTime().secondsValue,
+            user: user.name,
+            escaped: escapes.isEmpty ? nil : escapes.map(\.description)
         )
     }
 

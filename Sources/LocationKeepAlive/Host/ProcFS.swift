@@ -107,3 +107,25 @@ enum ProcFS {
         }
     }
 }
+
+extension ProcFS {
+    /// The real user id a process runs as (`Uid:` in `/proc/PID/status`).
+    static func owner(of pid: pid_t) -> UInt32? {
+        guard let text = read("/proc/\(pid)/status") else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("Uid:") {
+            return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first.flatMap { UInt32($0) }
+        }
+        return nil
+    }
+
+    /// The groups a process is in: its effective group and its supplementary ones (`Gid:`, `Groups:`).
+    static func groups(of pid: pid_t) -> Set<UInt32> {
+        guard let text = read("/proc/\(pid)/status") else { return [] }
+        var groups = Set<UInt32>()
+        for line in text.split(separator: "\n") where line.hasPrefix("Groups:") || line.hasPrefix("Gid:") {
+            let values = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().compactMap { UInt32($0) }
+            groups.formUnion(line.hasPrefix("Gid:") ? Array(values.prefix(2)) : values)
+        }
+        return groups
+    }
+}

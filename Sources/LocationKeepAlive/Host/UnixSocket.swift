@@ -1,3 +1,4 @@
+import CProcessControl
 import FoundationEssentials
 import Glibc
 
@@ -19,10 +20,11 @@ final class UnixSocket: Sendable {
         let gid: UInt32
     }
 
-    /// Listens on `path` with `mode` (a stale socket file nobody answers on is replaced).
+    /// Listens on `path` with `mode`, given to `group` when one is named (a stale socket file
+    /// nobody answers on is replaced).
     ///
     /// - Throws: ``HostError/Code/socketInUse`` when another process answers there.
-    static func listen(at path: String, mode: mode_t) throws(HostError) -> UnixSocket {
+    static func listen(at path: String, mode: mode_t, group: gid_t? = nil) throws(HostError) -> UnixSocket {
         if access(path, F_OK) == 0 {
             if (try? connect(to: path)) != nil {
                 throw HostError(
@@ -37,6 +39,9 @@ final class UnixSocket: Sendable {
             guard bind(socket.descriptor, address, length) == 0 else {
                 throw ProcFS.failure("cannot bind \(path)", code: .socketFailed)
             }
+        }
+        if let group, chown(path, uid_t.max, group) != 0 {  // -1: the owner stays
+            throw ProcFS.failure("cannot give \(path) to group \(group)", code: .socketFailed)
         }
         chmod(path, mode)
         guard Glibc.listen(socket.descriptor, 64) == 0 else {
@@ -59,12 +64,10 @@ final class UnixSocket: Sendable {
     /// Waits for the next connection; `nil` once the socket is shut down.
     func accept() -> UnixSocket? {
         while true {
-            let client = Glibc.accept(descriptor, nil, nil)
-            if client >= 0 {
-                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                return UnixSocket(descriptor: client)
-            }
-            if errno == EINTR || errno == ECONNABORTED { continue }
+            // Close-on-exec from the start: an app spawned meanwhile never inherits a client.
+            let client = cprocess_accept(descriptor)
+            if client >= 0 { return UnixSocket(descriptor: client) }
+            if errno == ECONNABORTED { continue }
             return nil
         }
     }

@@ -6,7 +6,7 @@ import Glibc
 /// Watches the folder of each file (a file replaced by `rename`, as ``AuthorizationFile``
 /// writes it, is a new inode), or the nearest existing ancestor while the folder does not exist
 /// yet. The callback may come for unrelated entries of those folders: it is a hint to re-read,
-/// not a diff. The only file that calls inotify.
+/// not a diff. (The host watches cgroup.events files with its own, ``CgroupEvents``.)
 final class FileChangeMonitor: Sendable {
     // Dispatch sources are thread-safe (cancel may be called from any thread), but Dispatch
     // does not mark the protocol Sendable.

@@ -12,7 +12,15 @@ extension KeepAlive.HostCommand {
         @OptionGroup var socket: SocketOption
         @Option(help: "The app's id: letters, digits, '.', '_' or '-'.") var app: String
         @Option(help: ArgumentHelp("Declared background modes.", valueName: "list")) var modes: String = "none"
-        @Option(help: ArgumentHelp("Append the app's output to this file.", valueName: "path")) var output: String?
+        @Option(help: ArgumentHelp("Append the app's output to this file (opened as the app's user).", valueName: "path"))
+        var output: String?
+        @Option(
+            help: ArgumentHelp(
+                "The user the app runs as: needed when root asks (apps never run as root), else only yourself.",
+                valueName: "name"
+            )
+        )
+        var user: String?
         @Flag(help: "Start it in the background.") var background = false
         @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.") var command: [String] = []
 
@@ -31,6 +39,7 @@ extension KeepAlive.HostCommand {
             request.command = command
             request.output = output.map { URL(fileURLWithPath: $0).path }
             request.active = !background
+            request.user = user
             let reply = try await HostControl.send(request, socket: socket.socket)
             print("\(app): launched, pid \(reply.pid ?? 0), \(reply.state ?? "")")
         }
@@ -56,9 +65,11 @@ extension KeepAlive.HostCommand {
                     var line =
                         "\(status.app)  \(status.state)\(status.frozen ? " (frozen)" : "")  since \(status.since)"
                     if let pid = status.pid { line += "  pid \(pid)" }
+                    if let user = status.user { line += "  user \(user)" }
                     line += "  authorization \(status.authorization)"
                     if !status.alive.isEmpty { line += "\n  alive: " + status.alive.joined(separator: "; ") }
                     if let reason = status.reason { line += "\n  reason: \(reason)" }
+                    for escape in status.escaped ?? [] { line += "\n  escaped: \(escape)" }
                     print(line)
                 }
             }

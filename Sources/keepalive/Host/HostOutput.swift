@@ -46,6 +46,13 @@ struct HostOutput: Sendable {
             object["app"] = .string(app)
             object["reason"] = .string(reason)
             text = "\(app): killed: \(reason)"
+        case .escaped(let app, let escape):
+            object["event"] = "escaped"
+            object["app"] = .string(app)
+            object["pid"] = .integer(Int(escape.pid))
+            object["command"] = .string(escape.command)
+            object["to"] = .string(escape.place)
+            text = "\(app): \(escape): killed"
         case .exited(let app, let status):
             object["event"] = "exited"
             object["app"] = .string(app)

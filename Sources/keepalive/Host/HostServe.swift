@@ -33,8 +33,34 @@ extension KeepAlive.HostCommand {
         @Option(help: ArgumentHelp("The folder of the host's cgroups (one per host).", valueName: "name"))
         var name: String = "keepalive.host"
 
-        @Option(help: ArgumentHelp("Socket permission bits, octal: 600, or 660 for a group.", valueName: "mode"))
+        @Option(help: ArgumentHelp("Socket permission bits, octal: 600, or 660 with --group.", valueName: "mode"))
         var mode: String = "600"
+
+        @Option(
+            help: ArgumentHelp(
+                "The socket's group: its members may use the host, and launch apps as themselves.",
+                valueName: "name"
+            )
+        )
+        var group: String?
+
+        @Option(
+            name: .customLong("app-user"),
+            help: ArgumentHelp("Who an app runs as when root launches it without --user.", valueName: "name")
+        )
+        var appUser: String?
+
+        @Flag(
+            name: .customLong("allow-root-apps"),
+            help: "Let root launch apps as root (--user root): nothing then keeps such an app in its group."
+        )
+        var allowRootApps = false
+
+        @Flag(
+            name: .customLong("signal-other-users"),
+            help: "With --freezer signal, run apps of users other than the host's (they can leave their session)."
+        )
+        var signalOtherUsers = false
 
         @Flag(help: "One JSON object per line.")
         var json = false
@@ -62,6 +88,10 @@ extension KeepAlive.HostCommand {
                 throw ValidationError("--mode must be octal permission bits such as 600, not '\(mode)'")
             }
             configuration.socketMode = bits
+            configuration.socketGroup = group
+            configuration.defaultUser = appUser
+            configuration.allowsRootApps = allowRootApps
+            configuration.allowsSignalsForOtherUsers = signalOtherUsers
             configuration.watchdog = [
                 Self.executable, "host", "watchdog", "--freezer", kind.rawValue, "--name", name,
                 "--stopped-file", configuration.stoppedFile,
