@@ -34,7 +34,9 @@ class Host:
         self.socket = os.path.join(work, f"host-{freezer}-{time.monotonic_ns()}.sock")
         name = f"keepalive.bench-{os.getpid()}-{time.monotonic_ns()}"
         self.process = subprocess.Popen(
-            [keepalive, "host", "--socket", self.socket, "--freezer", freezer, "--name", name, "--json", *extra],
+            # Apps as root, on purpose: the hosted service reads the bench's own (root's) files.
+            [keepalive, "host", "--socket", self.socket, "--freezer", freezer, "--name", name, "--json",
+             "--app-user", "root", "--allow-root-apps", *extra],
             stdout=subprocess.PIPE, text=True, env=dict(os.environ, XDG_CONFIG_HOME=work))
         while not os.path.exists(self.socket):
             time.sleep(0.01)

@@ -20,6 +20,12 @@ extension AppHost {
         _ request: HostRequest,
         from connection: ControlConnection
     ) async throws(HostError) -> HostReply {
+        if connection.isApp, ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete].contains(request.op) {
+            throw HostError(
+                .notPermitted,
+                "the apps' socket serves hello and an app's reports: \(request.op.rawValue) goes to the host's control socket"
+            )
+        }
         switch request.op {
         case .hello: return try hello(request, from: connection)
         case .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete:
@@ -44,9 +50,9 @@ extension AppHost {
         case .status:
             var reply = HostReply(id: nil)
             let shown = if let name = request.app { [try named(name)] } else { Array(apps.values) }
-            // Frozen apps are verified again as they are shown (the v1 freezer and signals give
-            // no event when a process leaves): status shows what is, never what was asked.
-            for app in shown where app.group.isFreezeRequested { checkContainment(app) }
+            // Suspended apps are verified again as they are shown (the v1 freezer and signals
+            // give no event when a process leaves): status shows what is, never what was asked.
+            for app in shown where app.model.state == .suspended { checkContainment(app) }
             reply.apps = shown.sorted { $0.id < $1.id }.map(\.status)
             return reply
         }
@@ -194,7 +200,7 @@ extension AppHost {
             let pid = try group.launch(
                 command,
                 as: user,
-                environment: ["KEEPALIVE_HOST_SOCKET": configuration.socketPath, "KEEPALIVE_APP": id],
+                environment: ["KEEPALIVE_HOST_SOCKET": configuration.appSocketPath, "KEEPALIVE_APP": id],
                 output: request.output
             )
             app.pid = pid

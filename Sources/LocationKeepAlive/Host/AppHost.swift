@@ -53,6 +53,10 @@ public actor AppHost {
         /// `keepalive host` starts `keepalive host watchdog`.
         public var watchdog: [String]?
 
+        /// The apps' socket, beside the control socket (`KEEPALIVE_HOST_SOCKET` in each app):
+        /// mode 0666, so that apps of any user reach it; it serves `hello` and reports only.
+        public var appSocketPath: String { socketPath + ".apps" }
+
         /// Where processes stopped with signals are listed, for the watchdog and the next host.
         public var stoppedFile: String { socketPath + ".stopped" }
 
@@ -105,6 +109,7 @@ public actor AppHost {
     let emit: @Sendable (Event) -> Void
     let logger: Logger
     private let server: ControlServer
+    private let appServer: ControlServer
     let clock = DispatchClock()
     let start: ContinuousClock.Instant
     var apps: [String: HostedApp] = [:]
@@ -132,6 +137,7 @@ public actor AppHost {
             mode: configuration.socketMode,
             group: configuration.socketGroup
         )
+        appServer = try ControlServer(path: configuration.appSocketPath, mode: 0o666, forApps: true)
         start = clock.now
         // A host that died left its apps behind: never leave one frozen, and take them back.
         for pid in (ProcFS.read(configuration.stoppedFile) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
@@ -171,10 +177,12 @@ public actor AppHost {
     public func run() async {
         emit(.started(freezer: freezer.kind, reason: freezer.reason, socket: configuration.socketPath))
         for app in apps.values where app.isAdopted { observe(app) }
-        server.start(
-            handle: { request, connection in await self.handle(request, from: connection) },
-            closed: { connection in await self.connectionClosed(connection) }
-        )
+        for server in [server, appServer] {
+            server.start(
+                handle: { request, connection in await self.handle(request, from: connection) },
+                closed: { connection in await self.connectionClosed(connection) }
+            )
+        }
         while !Task.isCancelled, !isStopping {
             let elapsed = self.elapsed
             for app in apps.values { app.model.advance(to: elapsed) }
@@ -183,6 +191,7 @@ public actor AppHost {
             await sleep(until: min(next ?? .seconds(Int64.max / 2), elapsed + configuration.housekeepingInterval))
         }
         server.stop()
+        appServer.stop()
         await stopAll()
         freezer.removeRoot()
         unlink(configuration.stoppedFile)

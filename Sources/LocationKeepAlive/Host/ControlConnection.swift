@@ -7,11 +7,14 @@ public final class ControlConnection: Sendable {
     let socket: UnixSocket
     let peer: UnixSocket.Peer
     let number: Int
+    /// Came in on the apps' socket: it may say hello and report, nothing else.
+    let isApp: Bool
 
-    init(socket: UnixSocket, peer: UnixSocket.Peer, number: Int) {
+    init(socket: UnixSocket, peer: UnixSocket.Peer, number: Int, isApp: Bool) {
         self.socket = socket
         self.peer = peer
         self.number = number
+        self.isApp = isApp
     }
 
     /// The caller's process id, as the kernel saw it connect.
@@ -25,20 +28,25 @@ public final class ControlConnection: Sendable {
     func closeForWriting() { socket.shutDownWriting() }
 }
 
-/// Accepts connections on the control socket and hands each request, in order, to `handle`.
+/// Accepts connections on a socket of the host's and hands each request, in order, to `handle`.
 ///
-/// Admits root, the host's user and members of the socket's group (by the kernel's word on
-/// the caller: `SO_PEERCRED` and `/proc/PID/status`), whatever the socket file's mode became:
-/// anyone else is told why and disconnected.
+/// The control socket admits root, the host's user and members of the socket's group (by the
+/// kernel's word on the caller: `SO_PEERCRED` and `/proc/PID/status`), whatever the socket
+/// file's mode became: anyone else is told why and disconnected. The apps' socket (mode 0666,
+/// so that apps running as any user reach it) admits anyone, for `hello` and an app's reports
+/// only: `hello` checks that the caller's process is in the app's group.
 final class ControlServer: Sendable {
     let path: String
     private let listener: UnixSocket
     private let queue = DispatchQueue(label: "keepalive.host.accept")
     /// The socket's group, whose members are admitted.
     private let group: (name: String, id: gid_t)?
+    /// The apps' socket.
+    private let isForApps: Bool
 
-    init(path: String, mode: UInt32, group name: String? = nil) throws(HostError) {
+    init(path: String, mode: UInt32, group name: String? = nil, forApps: Bool = false) throws(HostError) {
         self.path = path
+        isForApps = forApps
         if let name {
             guard let id = Self.groupID(name) else {
                 throw HostError(.socketFailed, "no group \(name) on this machine (see getent group)")
@@ -52,7 +60,7 @@ final class ControlServer: Sendable {
 
     /// Why `peer` may not use the host, or `nil` when it may.
     private func refusal(of peer: UnixSocket.Peer) -> String? {
-        if peer.uid == 0 || peer.uid == UInt32(geteuid()) { return nil }
+        if isForApps || peer.uid == 0 || peer.uid == UInt32(geteuid()) { return nil }
         if let group, peer.gid == group.id || ProcFS.groups(of: peer.pid).contains(group.id) { return nil }
         let groupText = group.map { " and group \($0.name)" } ?? ""
         return "uid \(peer.uid) may not use this host: its socket admits uid \(geteuid())\(groupText) only"
@@ -79,7 +87,7 @@ final class ControlServer: Sendable {
             while let client = listener.accept() {
                 number += 1
                 guard let peer = client.peer() else { continue }
-                let connection = ControlConnection(socket: client, peer: peer, number: number)
+                let connection = ControlConnection(socket: client, peer: peer, number: number, isApp: self.isForApps)
                 if let refusal = self.refusal(of: peer) {
                     connection.send(HostReply(id: nil, ok: false, error: refusal))
                     connection.closeForWriting()

@@ -64,7 +64,7 @@ final class HostedApp {
         HostAppStatus(
             app: id,
             state: model.state == .notRunning ? "not running" : model.state.rawValue,
-            frozen: group.isFrozen,
+            frozen: model.state != .notRunning && group.isFrozen && group.escapes().isEmpty,
             since: since.formatted(.iso8601),
             alive: aliveBecause,
             reason: reason,

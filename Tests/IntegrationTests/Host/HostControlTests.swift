@@ -70,7 +70,7 @@ struct HostControlTests {
         try await harness.launch("rogue", rawProtocolApp(sending: requests, answersTo: path))
         let lines = try await answers(in: path, count: 3)
         #expect(lines[0].contains("is not in app victim's group"))
-        #expect(lines[1].contains("belongs to app rogue: an app may not move apps"))
+        #expect(lines[1].contains("the apps' socket serves hello and an app's reports: background goes to the host's control socket"))
         #expect(lines[2].contains(#""ok":true"#), "it may speak for itself")
         #expect(try await harness.status("victim").state == "active")
         #expect(harness.all.contains { if case .refused = $0.event { true } else { false } })

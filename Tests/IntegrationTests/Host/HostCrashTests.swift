@@ -19,7 +19,9 @@ struct HostCrashTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("host.sock").path
         let name = "keepalive.crash-\(UUID().uuidString.prefix(8))"
-        let serve = ["host", "--socket", socket, "--freezer", freezer.rawValue, "--name", name, "--json"]
+        let serve = [
+            "host", "--socket", socket, "--freezer", freezer.rawValue, "--name", name, "--json", "--signal-other-users",
+        ]
         let heartbeat = Heartbeat()
         defer { heartbeat.remove() }
 
@@ -27,7 +29,7 @@ struct HostCrashTests {
         try await waitUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socket) }
         _ = try await runCommand(
             keepalive,
-            ["host", "launch", "--socket", socket, "--app", "beat", "--", "sh", "-c", heartbeat.loop]
+            ["host", "launch", "--socket", socket, "--app", "beat", "--user", "nobody", "--", "sh", "-c", heartbeat.loop]
         )
         try await heartbeat.waitForBeats(2)
         _ = try await runCommand(keepalive, ["host", "background", "--socket", socket, "--app", "beat"])

@@ -5,6 +5,10 @@ import Testing
 
 /// A real host in the test process (its own cgroup folder and socket) with real app
 /// processes, every event kept with the time it happened.
+///
+/// Its apps run as root unless a test names a user (the host is told to allow it): the
+/// scenarios test the policy on services that read the harness's root-owned files;
+/// `ContainmentTests` runs apps as `nobody`.
 final class HostHarness: Sendable {
     let host: AppHost
     let directory: URL
@@ -19,7 +23,8 @@ final class HostHarness: Sendable {
     init(
         freezer: FreezerKind,
         profile: ExecutionProfile,
-        noticeTimeout: Duration = .milliseconds(500)
+        noticeTimeout: Duration = .milliseconds(500),
+        adjust: (inout AppHost.Configuration) -> Void = { $0.allowsRootApps = true }
     ) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("host-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -32,6 +37,7 @@ final class HostHarness: Sendable {
         configuration.authorizationFile = { AuthorizationFile(url: authorization.appendingPathComponent("\($0).json")) }
         let conditions = self.conditions
         configuration.conditions = { conditions.withLock { $0 } }
+        adjust(&configuration)
         let events = self.events
         let host = try AppHost(configuration: configuration) { event in
             events.withLock { $0.append((ContinuousClock.now, event)) }
@@ -54,8 +60,15 @@ final class HostHarness: Sendable {
     }
 
     @discardableResult
-    func launch(_ app: String, modes: [String] = [], output: String? = nil, _ command: [String]) async throws -> Int32 {
+    func launch(
+        _ app: String,
+        modes: [String] = [],
+        output: String? = nil,
+        user: String? = "root",
+        _ command: [String]
+    ) async throws -> Int32 {
         var request = HostRequest(.launch, app: app)
+        request.user = user
         request.modes = modes
         request.command = command
         request.output = output
