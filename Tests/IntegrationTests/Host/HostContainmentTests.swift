@@ -240,6 +240,53 @@ struct HostContainmentTests {
         await harness.stop()
     }
 
+    @Test func whileFrozenTheKernelsEventsBringTheCheckBack() async throws {
+        let harness = try await HostHarness(freezer: .cgroup2, profile: HostScenarioTests.profile)
+        let heartbeat = Heartbeat()
+        defer { heartbeat.remove() }
+        let group = try #require(harness.host.freezer.root).appending("/beat")
+        let hierarchy = URL(fileURLWithPath: try #require(harness.host.freezer.root)).deletingLastPathComponent().path
+        try await harness.launch("beat", user: "root", ["sh", "-c", heartbeat.loop])
+        try await heartbeat.waitForBeats(3)
+
+        // Thawed behind the host's back: said, and frozen again.
+        var start = ContinuousClock.now
+        try await harness.move(.background, "beat")
+        _ = try #require(await harness.firstEvent(after: start, within: .seconds(10)) { $0.frozenApp == "beat" })
+        let thawedAt = ContinuousClock.now
+        try "0".write(toFile: "\(group)/cgroup.freeze", atomically: false, encoding: .utf8)
+        let refrozen = try #require(
+            await harness.firstEvent(after: thawedAt, within: .seconds(5)) {
+                if case .error(let message) = $0 { message.contains("thawed by something other than the host") } else { false }
+            }
+        )
+        try await waitUntil(timeout: .seconds(5)) {
+            ((try? String(contentsOfFile: "\(group)/cgroup.events", encoding: .utf8)) ?? "").contains("frozen 1")
+        }
+        #expect(try await harness.status("beat").frozen)
+
+        // Every process taken out of the frozen group (as an escaped helper would): the group's
+        // `populated` changes, and the check finds them where they went.
+        let members = try String(contentsOfFile: "\(group)/cgroup.procs", encoding: .utf8).split(separator: "\n")
+        start = ContinuousClock.now
+        for pid in members { try String(pid).write(toFile: "\(hierarchy)/cgroup.procs", atomically: false, encoding: .utf8) }
+        let escaped = try #require(
+            await harness.firstEvent(after: start, within: .seconds(5)) {
+                if case .escaped("beat", _) = $0 { true } else { false }
+            }
+        )
+        #expect(start.duration(to: escaped.at) < Tools.bound(.seconds(1)))
+        _ = try #require(await harness.firstEvent(after: start, within: .seconds(5)) { $0.killedApp == "beat" })
+        let beats = heartbeat.count
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(heartbeat.count <= beats + 1, "the processes taken out went on")
+        print(
+            "containment while frozen: thawed by hand, said \(thawedAt.duration(to: refrozen.at)) later; "
+                + "taken out, found \(start.duration(to: escaped.at)) later"
+        )
+        await harness.stop()
+    }
+
     @Test func theHostStopsAnAppThatLeftItsGroupWhenItStops() async throws {
         let harness = try await HostHarness(freezer: .cgroup2, profile: HostScenarioTests.profile)
         let heartbeat = Heartbeat()
