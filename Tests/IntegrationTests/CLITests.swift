@@ -273,4 +273,24 @@ struct CLITests {
         #expect(result.exitCode == 64)
         #expect(result.error.contains("Error:"))
     }
+
+    /// Every command that takes --deliver, with a secret in the URL: refused, and the secret
+    /// in none of what it printed (the refusal, the usage, any log line).
+    @Test(arguments: ["run", "upload"])
+    func aRefusedDestinationNeverShowsItsSecret(command: String) async throws {
+        let journal = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: journal) }
+        for url in [
+            "mqtt://u:hunter2@localhost/owntracks/me/phone", "owntracks+http://u:hunter2@h:8083/pub",
+            "mqtt://u:hunter2@", "mqtt://h/owntracks/me/phone?password=hunter2",
+        ] {
+            var arguments = [command, "--journal", journal, "--deliver", "home=\(url)"]
+            if command == "run" { arguments += ["--replay", NMEAFixture("ublox-8.log").url.path] }
+            let result = try await runCommand(try Tools.keepalive.path, arguments)
+            let printed = (result.lines + [result.error]).joined(separator: "\n")
+            #expect(result.exitCode == 64, "\(printed)")
+            #expect(printed.contains("password in the URL"), "\(printed)")
+            #expect(!printed.contains("hunter2"), "\(printed)")
+        }
+    }
 }

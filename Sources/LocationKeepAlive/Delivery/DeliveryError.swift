@@ -8,7 +8,7 @@ public enum DeliveryError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong and what to do.
     public var description: String {
         switch self {
-        case .badDestination(let text, let reason): "destination \(text): \(reason)"
+        case .badDestination(let text, let reason): "destination \(Destination.redacted(text)): \(reason)"
         case .passwordFile(let path, let reason): "password file \(path): \(reason)"
         }
     }

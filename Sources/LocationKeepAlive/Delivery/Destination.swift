@@ -37,27 +37,31 @@ public struct Destination: Sendable, Hashable {
 
     /// Parses `url` (see the type's documentation).
     public init(name: String, url text: String) throws(DeliveryError) {
+        let shown = Self.redacted(text)  // what errors show: never the password
+        guard shown == text else {  // refused before anything else is read of it, so no reason quotes a piece
+            throw .badDestination(
+                shown,
+                "a password in the URL would show in process lists and logs: put it in a file of mode 0600 and give password-file=PATH"
+            )
+        }
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw .badDestination(text, "its name \"\(name)\" must be letters, digits, - and _")
+            throw .badDestination(shown, "its name \"\(name)\" must be letters, digits, - and _")
         }
         guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
             let host = url.host, !host.isEmpty
-        else { throw .badDestination(text, "not a URL with a host (for example mqtt://localhost/owntracks/me/phone)") }
+        else { throw .badDestination(shown, "not a URL with a host (for example mqtt://localhost/owntracks/me/phone)") }
         var options: [String: String] = [:]
         for item in url.queryItems ?? [] { options[item.name] = item.value ?? "" }
         let known = ["password-file", "ca", "tid", "client-id", "user", "device", "id"]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .badDestination(text, "unknown option \(unknown) (known: \(known.joined(separator: ", ")))")
-        }
-        if url.password != nil {
-            throw .badDestination(text, "a password in the URL would show in process lists and logs: put it in a file of mode 0600 and give password-file=PATH")
+            throw .badDestination(shown, "unknown option \(unknown) (known: \(known.joined(separator: ", ")))")
         }
         self.name = name
         switch scheme {
         case "mqtt", "mqtts":
             let parts = url.path.split(separator: "/").map(String.init)
             guard parts.count == 3, parts[0] == "owntracks" else {
-                throw .badDestination(text, "the path must be the OwnTracks topic /owntracks/USER/DEVICE")
+                throw .badDestination(shown, "the path must be the OwnTracks topic /owntracks/USER/DEVICE")
             }
             endpoint = .ownTracksMQTT(
                 MQTTSettings(
@@ -81,10 +85,10 @@ public struct Destination: Sendable, Hashable {
             target.path = url.path.isEmpty ? "/" : url.path
             let isTraccar = kind[0] != "owntracks"
             if isTraccar, options["id"]?.isEmpty ?? true {
-                throw .badDestination(text, "Traccar needs the device's identifier: ?id=DEVICE")
+                throw .badDestination(shown, "Traccar needs the device's identifier: ?id=DEVICE")
             }
             if !isTraccar, options["user"]?.isEmpty ?? true || options["device"]?.isEmpty ?? true {
-                throw .badDestination(text, "an OwnTracks Recorder needs ?user=USER&device=DEVICE")
+                throw .badDestination(shown, "an OwnTracks Recorder needs ?user=USER&device=DEVICE")
             }
             let settings = HTTPSettings(
                 url: target.string ?? text,
@@ -97,9 +101,36 @@ public struct Destination: Sendable, Hashable {
             )
             endpoint = isTraccar ? .traccar(settings) : .ownTracksHTTP(settings)
         default:
-            throw .badDestination(text, "unknown scheme \(scheme): use mqtt, mqtts, owntracks+http(s) or traccar+http(s)")
+            throw .badDestination(shown, "unknown scheme \(scheme): use mqtt, mqtts, owntracks+http(s) or traccar+http(s)")
         }
         settings = text
+    }
+
+    /// `text` with any password it holds replaced by `***`: the user-information's after its
+    /// colon (`mqtt://u:***@host/...`) and the values of query options named like secrets
+    /// (`password`, `pass`, `secret`, `token`, `key`). Works on text that is not a valid URL too.
+    public static func redacted(_ text: String) -> String {
+        var result = text
+        let characters = Array(result)
+        if let slashes = (0..<max(0, characters.count - 2)).first(where: { characters[$0..<$0 + 3] == [":", "/", "/"] }) {
+            // Up to the last "@": a password may hold "/", "?" or "@" itself; redacting too much
+            // (an "@" in a query option) is safe, too little is not.
+            let authorityStart = result.index(result.startIndex, offsetBy: slashes + 3)
+            if let at = result[authorityStart...].lastIndex(of: "@"),
+                let colon = result[authorityStart..<at].firstIndex(of: ":")
+            {
+                result.replaceSubrange(result.index(after: colon)..<at, with: "***")
+            }
+        }
+        guard let query = result.firstIndex(of: "?") else { return result }
+        let secretNames = ["password", "pass", "passwd", "secret", "token", "key"]
+        let items = result[result.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { item in
+            guard let equals = item.firstIndex(of: "="),
+                secretNames.contains(item[..<equals].lowercased())
+            else { return String(item) }
+            return item[...equals] + "***"
+        }
+        return result[...query] + items.joined(separator: "&")
     }
 
     /// Reads the password file now (if there is one), so a bad one is reported at start.

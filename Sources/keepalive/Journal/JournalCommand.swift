@@ -58,7 +58,7 @@ extension KeepAlive {
                     text += "  retention dropped \(status.dropped) (\(status.droppedUndelivered) not delivered everywhere)\n"
                 }
                 for destination in status.destinations {
-                    text += "\(destination.name): \(destination.settings)\n"
+                    text += "\(destination.name): \(Destination.redacted(destination.settings))\n"
                     text += "  depth \(destination.depth), delivered through #\(destination.deliveredThrough)"
                     if let age = destination.oldestUndeliveredAge { text += ", oldest waiting \(Int(age)) s" }
                     text += ", dead letters \(destination.deadLetters)\n"
