@@ -175,7 +175,7 @@ extension AppHost {
             throw HostError(.badRequest, "launch needs a command")
         }
         let user = try appUser(for: request, caller: caller)
-        let group = try freezer.makeGroup(for: id, owner: user)
+        let group = try freezer.makeGroup(for: id)
         let authorization = LocationAuthorizationManager(
             application: id,
             file: configuration.authorizationFile(id),
@@ -205,7 +205,13 @@ extension AppHost {
             )
             app.pid = pid
             try await waitUntilInGroup(app, pid: pid)
+            try group.delegate(to: user)
         } catch {
+            if let pid = app.pid {  // started, but not as it must run: it does not run at all
+                stopEverything(of: app, with: SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
             apps[id] = previous
             try? group.remove()
             throw error
@@ -289,7 +295,7 @@ extension AppHost {
     private func waitUntilInGroup(_ app: HostedApp, pid: Int32) async throws(HostError) {
         guard app.group.path != nil else { return }  // signals: the session is made by the spawn itself
         let deadline = clock.now + .seconds(10)
-        while AppLauncher.isJoining(pid) {
+        while !app.group.contains(pid), !AppLauncher.hasJoined(pid) {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 app.pid = nil

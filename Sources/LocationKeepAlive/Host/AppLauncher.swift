@@ -17,9 +17,11 @@ enum AppLauncher {
     /// The shell that joins the cgroup, then becomes the app (only once it joined).
     static let joinScript = "echo $$ > \"$0\" && exec \"$@\""
 
-    /// Whether `pid` is still the shell that joins its cgroup (it has not joined yet).
-    static func isJoining(_ pid: pid_t) -> Bool {
-        (ProcFS.read("/proc/\(pid)/cmdline") ?? "").contains(joinScript)
+    /// Whether `pid` has become the app: its command line is there and no longer the shell
+    /// that joins the cgroup (which execs only once it joined).
+    static func hasJoined(_ pid: pid_t) -> Bool {
+        guard let line = ProcFS.read("/proc/\(pid)/cmdline"), !line.isEmpty else { return false }
+        return !line.contains(joinScript)
     }
 
     /// Spawns `arguments` (the command first, looked up in `PATH`) for `group`, as `user`.

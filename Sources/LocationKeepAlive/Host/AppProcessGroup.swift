@@ -270,10 +270,32 @@ public final class AppProcessGroup: Sendable {
         if signal == SIGKILL, isFreezeRequested { thawNow() }
     }
 
+    /// With cgroup v2 and an `owner` other than the host's user, gives the group to the owner
+    /// as systemd delegates (once the app's first process has joined it, which the host's
+    /// shell does as the file's owner): the folder and its `cgroup.procs`, `cgroup.threads` and
+    /// `cgroup.subtree_control` become the owner's, so the app may make groups inside its own and
+    /// move its processes between them. Every file that freezes, kills or limits it, and every
+    /// folder above it, stays the host's: it can neither thaw itself nor move out (a move needs
+    /// write access to the common ancestor's `cgroup.procs`). v1 groups are not delegated.
+    public func delegate(to owner: AppUser) throws(HostError) {
+        guard kind == .cgroup2, let path, owner.uid != UInt32(geteuid()) else { return }
+        for file in ["", "/cgroup.procs", "/cgroup.threads", "/cgroup.subtree_control"] {
+            guard chown(path + file, uid_t(owner.uid), gid_t(owner.gid)) == 0 else {
+                throw ProcFS.failure("cannot delegate \(path + file) to \(owner)", code: .launchFailed)
+            }
+        }
+    }
+
     /// Removes the cgroup (once empty). Killing the processes first is the caller's part.
     public func remove() throws(HostError) {
         guard let path else { return }
         thawNow()
+        // Taken back from a delegated owner first: removing the groups it made needs write
+        // access to its folders, which the host then has as their owner (no CAP_DAC_OVERRIDE).
+        for folder in folders() {
+            chown(folder, geteuid(), getegid())
+            chmod(folder, 0o755)
+        }
         for folder in folders().reversed() {  // the app's own groups first, deepest first
             guard rmdir(folder) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(path)") }
         }

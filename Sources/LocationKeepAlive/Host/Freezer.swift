@@ -60,14 +60,8 @@ public struct Freezer: Sendable {
     }
 
     /// Makes the group an app's processes will run in (a fresh cgroup, or a session to fill).
-    ///
-    /// With cgroup v2 and an `owner` other than the host's user, the group is delegated to
-    /// the owner as systemd delegates: the folder and its `cgroup.procs`, `cgroup.threads` and
-    /// `cgroup.subtree_control` are the owner's, so the app may make groups inside its own and
-    /// move its processes between them; every file that freezes, kills or limits it, and every
-    /// folder above it, stays the host's, so it can neither thaw itself nor move out (a move
-    /// needs write access to the common ancestor's `cgroup.procs`). v1 groups are not delegated.
-    public func makeGroup(for app: String, owner: AppUser? = nil) throws(HostError) -> AppProcessGroup {
+    /// ``AppProcessGroup/delegate(to:)`` gives it to the app's user once the app is in it.
+    public func makeGroup(for app: String) throws(HostError) -> AppProcessGroup {
         guard let root, let hierarchyPath else {
             return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil)
         }
@@ -81,15 +75,6 @@ public struct Freezer: Sendable {
             try? stale.remove()
         }
         guard mkdir(path, 0o755) == 0 else { throw ProcFS.failure("cannot make \(path)", code: .launchFailed) }
-        if kind == .cgroup2, let owner, owner.uid != UInt32(geteuid()) {
-            for file in ["", "/cgroup.procs", "/cgroup.threads", "/cgroup.subtree_control"] {
-                guard chown(path + file, uid_t(owner.uid), gid_t(owner.gid)) == 0 else {
-                    let failure = ProcFS.failure("cannot delegate \(path + file) to \(owner)", code: .launchFailed)
-                    rmdir(path)
-                    throw failure
-                }
-            }
-        }
         return AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)")
     }
 
@@ -135,7 +120,16 @@ public struct Freezer: Sendable {
                 WhyNot(text: "no \(type) hierarchy\(controller.map { " with the \($0) controller" } ?? "") is mounted")
             )
         }
-        let root = "\(mount.path)/\(name)"
+        // In the host's own group when that is its user's (systemd's Delegate=yes gives a
+        // service its group so): no privilege over the rest of the hierarchy is needed. Else
+        // at the hierarchy's root, which takes root's full rights (it is mode 0555).
+        var parent = (path: mount.path, hierarchy: "")
+        if let own = ProcFS.cgroup(of: getpid(), controller: controller), own != "/" {
+            var info = Glibc.stat()
+            let folder = mount.path + own
+            if lstat(folder, &info) == 0, info.st_uid == geteuid() { parent = (folder, own) }
+        }
+        let root = "\(parent.path)/\(name)"
         if mkdir(root, 0o755) != 0, errno != EEXIST {
             return .failure(WhyNot(text: "cannot make \(root): \(String(cString: strerror(errno)).lowercased())"))
         }
@@ -146,7 +140,7 @@ public struct Freezer: Sendable {
             rmdir(root)
             return .failure(WhyNot(text: "\(check) is not writable"))
         }
-        return .success((root, "/\(name)"))
+        return .success((root, "\(parent.hierarchy)/\(name)"))
     }
 
     struct WhyNot: Error { let text: String }

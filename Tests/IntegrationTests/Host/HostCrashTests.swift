@@ -25,7 +25,7 @@ struct HostCrashTests {
         let heartbeat = Heartbeat()
         defer { heartbeat.remove() }
 
-        let first = try startHost(keepalive, serve)
+        let first = try Self.startHost(keepalive, serve)
         try await waitUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socket) }
         _ = try await runCommand(
             keepalive,
@@ -47,7 +47,7 @@ struct HostCrashTests {
             "host crash, \(freezer): the watchdog thawed the app; heartbeat back \(killedAt.duration(to: .now)) after kill -9"
         )
 
-        let second = try startHost(keepalive, serve)
+        let second = try Self.startHost(keepalive, serve)
         defer {
             kill(second, SIGTERM)
             var status: Int32 = 0
@@ -71,7 +71,8 @@ struct HostCrashTests {
         }
     }
 
-    private func startHost(_ keepalive: String, _ arguments: [String]) throws -> pid_t {
+    /// Starts `keepalive` (or any program) with `arguments`, standard output to /dev/null: a process of the test's own.
+    static func startHost(_ keepalive: String, _ arguments: [String]) throws -> pid_t {
         var pid: pid_t = 0
         let argv = [keepalive] + arguments
         var pointers = argv.map { strdup($0) } + [nil]
