@@ -1,3 +1,4 @@
+import CProcessControl
 import FoundationEssentials
 import Glibc
 
