@@ -1,41 +1,49 @@
 // The process-control calls the host needs that glibc declares only for GNU code (accept4,
-// posix_spawn's closefrom, setfsuid): the Glibc module leaves them out, so they are wrapped here.
+// posix_spawn's closefrom, setfsuid): the Glibc module leaves them out, so they are declared
+// and wrapped here. On purpose this header includes no system header: a module that includes
+// one (sys/socket.h, spawn.h) can take over its declarations from the Glibc module in some
+// build orders, and then code that imports only Glibc no longer sees SHUT_RDWR or stat.
 #ifndef LOCATIONKEEPALIVE_CPROCESSCONTROL_SHIM_H
 #define LOCATIONKEEPALIVE_CPROCESSCONTROL_SHIM_H
 
-#include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/fsuid.h>
-#include <sys/socket.h>
-#include <unistd.h>
+struct sockaddr;
+int accept4(int descriptor, struct sockaddr *address, unsigned int *length, int flags);
+int posix_spawn_file_actions_addclosefrom_np(void *actions, int from);
+int setfsuid(unsigned int uid);
+int setfsgid(unsigned int gid);
+int open(const char *path, int flags, ...);
+int *__errno_location(void);
+
+/// Linux's O_CLOEXEC and SOCK_CLOEXEC (the same bit on x86-64, ARM and the others Debian builds).
+#define CPROCESS_CLOEXEC 02000000
+#define CPROCESS_EINTR 4
 
 /// The next connection on a listening socket, close-on-exec from its first instant (no child
 /// spawned meanwhile by another thread inherits it), or -1 with errno.
 static inline int cprocess_accept(int descriptor) {
     for (;;) {
-        int client = accept4(descriptor, NULL, NULL, SOCK_CLOEXEC);
-        if (client >= 0 || errno != EINTR) return client;
+        int client = accept4(descriptor, 0, 0, CPROCESS_CLOEXEC);
+        if (client >= 0 || *__errno_location() != CPROCESS_EINTR) return client;
     }
 }
 
-/// A spawn action that closes every descriptor from `from` up: the child inherits only what
-/// the earlier actions set up.
-static inline int cprocess_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+/// A spawn action (on a `posix_spawn_file_actions_t`) that closes every descriptor from `from`
+/// up: the child inherits only what the earlier actions set up.
+static inline int cprocess_spawn_close_from(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
 /// Opens `path` with the file-system permissions of `uid` and `gid` (Linux's per-thread fsuid,
 /// restored before returning), so that a file named by a user is opened as that user would:
 /// the descriptor, or -1 with errno.
-static inline int cprocess_open_as(const char *path, int flags, mode_t mode, uid_t uid, gid_t gid) {
-    gid_t previousGroup = (gid_t)setfsgid(gid);  // the group first, while the caller's capabilities hold
-    uid_t previousUser = (uid_t)setfsuid(uid);
-    int descriptor = open(path, flags | O_CLOEXEC, mode);
-    int saved = errno;
+static inline int cprocess_open_as(const char *path, int flags, unsigned int mode, unsigned int uid, unsigned int gid) {
+    unsigned int previousGroup = (unsigned int)setfsgid(gid);  // the group first, while the caller's capabilities hold
+    unsigned int previousUser = (unsigned int)setfsuid(uid);
+    int descriptor = open(path, flags | CPROCESS_CLOEXEC, mode);
+    int saved = *__errno_location();
     setfsuid(previousUser);
     setfsgid(previousGroup);
-    errno = saved;
+    *__errno_location() = saved;
     return descriptor;
 }
 

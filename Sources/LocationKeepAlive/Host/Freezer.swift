@@ -1,4 +1,3 @@
-import CProcessControl
 import FoundationEssentials
 import Glibc
 
