@@ -81,10 +81,7 @@ struct HostContainmentTests {
         let helper = shared.file("setuid-id")
         try FileManager.default.copyItem(atPath: "/usr/bin/id", toPath: helper)
         chmod(helper, 0o4755)
-        let unconfined = try await runCommand(
-            "/usr/bin/setpriv",
-            ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", helper, "-u"]
-        )
+        let unconfined = try await asNobody([helper, "-u"])
         #expect(unconfined.lines == ["0"], "the control: a setuid helper gives uid 0 to a plain nobody")
 
         // A descriptor of the host's process that is not close-on-exec: the app must not get it.
@@ -143,11 +140,7 @@ struct HostContainmentTests {
             #"{"op": "launch", "app": "theirs", "user": "root", "command": ["true"]}"#,
             #"{"op": "launch", "app": "mine", "command": ["sleep", "30"]}"#,
         ]
-        let client = try await runCommand(
-            "/usr/bin/setpriv",
-            ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups"]
-                + rawClient(socket: harness.socket, sending: requests, answersTo: answers)
-        )
+        let client = try await asNobody(rawClient(socket: harness.socket, sending: requests, answersTo: answers))
         #expect(client.exitCode == 0, "\(client.error)")
         let lines = (shared.read("answers") ?? "").split(separator: "\n")
         #expect(lines.count == 2)
@@ -163,21 +156,14 @@ struct HostContainmentTests {
             $0.socketGroup = "root"
         }
         let shared = try SharedFolder()
-        let stranger = ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups"]
         let request = [#"{"op": "launch", "app": "intruder", "command": ["true"]}"#]
 
-        let byTheSocket = try await runCommand(
-            "/usr/bin/setpriv",
-            stranger + rawClient(socket: harness.socket, sending: request, answersTo: shared.file("one"))
-        )
+        let byTheSocket = try await asNobody(rawClient(socket: harness.socket, sending: request, answersTo: shared.file("one")))
         #expect(byTheSocket.exitCode != 0 && byTheSocket.error.contains("PermissionError"), "\(byTheSocket.error)")
 
         // Widened by hand, the socket lets the stranger connect: the host still refuses it.
         chmod(harness.socket, 0o666)
-        _ = try await runCommand(
-            "/usr/bin/setpriv",
-            stranger + rawClient(socket: harness.socket, sending: request, answersTo: shared.file("two"))
-        )
+        _ = try await asNobody(rawClient(socket: harness.socket, sending: request, answersTo: shared.file("two")))
         let answer = shared.read("two") ?? ""
         #expect(answer.contains("uid 65534 may not use this host: its socket admits uid 0 and group root only"))
         #expect(await (try? harness.status("intruder")) == nil)
@@ -333,6 +319,14 @@ struct HostContainmentTests {
                     send({"op": "ack", "notice": "will-suspend"})
             """
         return ["/usr/bin/python3", "-c", script, root, beat, report]
+    }
+
+    /// Runs `command` as `nobody` (no groups), outside the host: a plain process of another user.
+    private func asNobody(_ command: [String]) async throws -> CommandResult {
+        try await runCommand(
+            "/usr/bin/setpriv",
+            ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups"] + command
+        )
     }
 
     /// A client outside every app: sends each request to `socket`, writes each reply to `answers`.
