@@ -6,8 +6,17 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "LocationKeepAlive", targets: ["LocationKeepAlive"]),
+        .library(name: "KeepAliveCore", targets: ["KeepAliveCore"]),
+        .library(name: "KeepAliveAudio", targets: ["KeepAliveAudio"]),
+        .library(name: "KeepAliveHost", targets: ["KeepAliveHost"]),
+        .library(name: "KeepAliveJournal", targets: ["KeepAliveJournal"]),
+        .library(name: "KeepAliveDelivery", targets: ["KeepAliveDelivery"]),
+        .library(name: "KeepAliveService", targets: ["KeepAliveService"]),
+        .library(name: "KeepAliveSimulation", targets: ["KeepAliveSimulation"]),
         .library(name: "LocationKeepAliveMocks", targets: ["LocationKeepAliveMocks"]),
+        .library(name: "DeliveryMocks", targets: ["DeliveryMocks"]),
         .executable(name: "keepalive", targets: ["keepalive"]),
+        .executable(name: "keepalive-journal", targets: ["keepalive-journal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -48,35 +57,90 @@ let package = Package(
         .systemLibrary(name: "CSockets"),
         // The host's process control: accept4, posix_spawn's closefrom, opening a file as a user.
         .systemLibrary(name: "CProcessControl"),
+        // The library, a module per layer (the graph is drawn in "How it is built").
         .target(
-            name: "LocationKeepAlive",
+            name: "KeepAliveCore",
             dependencies: [
                 "CGPS",
-                "CALSA",
-                "CMosquitto",
-                "CCurl",
-                "CSystemdNotify",
-                "CProcessControl",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .target(
-            name: "LocationKeepAliveMocks",
+            name: "KeepAliveAudio",
+            dependencies: ["KeepAliveCore", "CALSA", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .target(
+            name: "KeepAliveHost",
+            dependencies: ["KeepAliveCore", "CProcessControl", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "KeepAliveJournal",
             dependencies: [
-                "LocationKeepAlive",
-                .product(name: "Clocks", package: "swift-clocks"),
-            ],
+                "KeepAliveCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "KeepAliveDelivery",
+            dependencies: [
+                "KeepAliveCore",
+                "KeepAliveJournal",
+                "CMosquitto",
+                "CCurl",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "KeepAliveService",
+            dependencies: [
+                "KeepAliveCore",
+                "KeepAliveAudio",
+                "KeepAliveHost",
+                "CSystemdNotify",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "KeepAliveSimulation",
+            dependencies: ["KeepAliveCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Every module under one name (source-compatible with the single module it was).
+        .target(
+            name: "LocationKeepAlive",
+            dependencies: [
+                "KeepAliveCore", "KeepAliveAudio", "KeepAliveHost", "KeepAliveJournal", "KeepAliveDelivery",
+                "KeepAliveService", "KeepAliveSimulation",
+            ]
+        ),
+        // Test doubles, each depending only on what it stands in for.
+        .target(
+            name: "LocationKeepAliveMocks",
+            dependencies: ["KeepAliveCore", .product(name: "Clocks", package: "swift-clocks")],
             path: "Mocks",
-            exclude: ["Fixtures/README.md"],
+            exclude: ["Fixtures/README.md", "Delivery"],
             resources: [.copy("Fixtures/nmea"), .copy("Fixtures/agreement")]
         ),
-        .executableTarget(
-            name: "keepalive",
+        .target(
+            name: "DeliveryMocks",
+            dependencies: ["KeepAliveCore", "KeepAliveJournal", "KeepAliveDelivery"],
+            path: "Mocks/Delivery"
+        ),
+        // The command-line tool: `keepalive` without the journal (GRDB, SQLite, Foundation), and
+        // `keepalive-journal`, the same command with them, which `keepalive` becomes for the
+        // commands that need the journal.
+        .target(
+            name: "KeepAliveCommands",
             dependencies: [
-                "LocationKeepAlive",
+                "KeepAliveCore",
+                "KeepAliveAudio",
+                "KeepAliveHost",
+                "KeepAliveService",
+                "KeepAliveSimulation",
+                "CSockets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -84,29 +148,63 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                "CSockets",
             ]
         ),
+        .target(
+            name: "KeepAliveJournalCommands",
+            dependencies: [
+                "KeepAliveCommands",
+                "KeepAliveCore",
+                "KeepAliveJournal",
+                "KeepAliveDelivery",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .executableTarget(name: "keepalive", dependencies: ["KeepAliveCommands"]),
+        .executableTarget(name: "keepalive-journal", dependencies: ["KeepAliveCommands", "KeepAliveJournalCommands"]),
         .executableTarget(
             name: "keepalive-bench",
             dependencies: ["LocationKeepAlive"],
             path: "Benchmarks/keepalive-bench"
         ),
+        // Unit tests, a target per module they test, linking only it (and its mocks).
         .testTarget(
-            name: "LocationKeepAliveTests",
+            name: "KeepAliveCoreTests",
+            dependencies: ["KeepAliveCore", "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        // The execution model and the strategies, on the simulator's virtual clock.
+        .testTarget(
+            name: "KeepAliveSimulationTests",
             dependencies: [
-                "LocationKeepAlive",
-                "LocationKeepAliveMocks",
+                "KeepAliveCore", "KeepAliveSimulation", "LocationKeepAliveMocks",
                 .product(name: "Clocks", package: "swift-clocks"),
-            ],
+            ]
+        ),
+        .testTarget(
+            name: "KeepAliveJournalTests",
+            dependencies: [
+                "KeepAliveCore", "KeepAliveJournal", "KeepAliveDelivery", "DeliveryMocks",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
+        // The parsers' fuzz findings (NMEA, gpsd JSON, the host's protocol), replayed.
+        .testTarget(
+            name: "FuzzRegressionTests",
+            dependencies: ["KeepAliveCore", "KeepAliveHost"],
             exclude: ["FuzzRegressions"]
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "keepalive",
+                "keepalive-journal",
                 "LocationKeepAlive",
                 "LocationKeepAliveMocks",
+                "DeliveryMocks",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

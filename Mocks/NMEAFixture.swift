@@ -1,5 +1,4 @@
 public import Foundation
-import LocationKeepAlive
 
 /// The real NMEA logs bundled with the mocks (from gpsd's regression suite, BSD-2-Clause),
 /// each with what gpsd 3.22 itself decoded from it.

@@ -1,4 +1,4 @@
-public import LocationKeepAlive
+public import KeepAliveCore
 
 /// A location prompt that answers from a script and remembers what it was asked.
 ///

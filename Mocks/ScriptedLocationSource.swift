@@ -1,5 +1,5 @@
 public import Foundation
-public import LocationKeepAlive
+public import KeepAliveCore
 
 /// A location source a test drives by hand: it sends reports and statuses, fails starts,
 /// and counts sessions, with no gpsd and no file.

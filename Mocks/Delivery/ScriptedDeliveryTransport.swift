@@ -1,4 +1,6 @@
-public import LocationKeepAlive
+public import KeepAliveCore
+public import KeepAliveDelivery
+public import KeepAliveJournal
 
 /// A delivery transport a test scripts record by record: acknowledge, fail for now, or refuse
 /// for good. Keeps every batch it was given, and what it acknowledged, in order.

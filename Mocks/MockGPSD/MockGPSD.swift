@@ -1,5 +1,5 @@
 public import Foundation
-import LocationKeepAlive
+import KeepAliveCore
 
 /// A scriptable gpsd on a loopback port, for the faults a real gpsd and gpsfake cannot make:
 /// malformed JSON, a close in the middle of a message, a stall, a flood, an unknown class, a

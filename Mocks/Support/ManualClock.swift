@@ -1,4 +1,4 @@
-import LocationKeepAlive
+import KeepAliveCore
 
 /// A clock that moves only when the test moves it, and tells who is asleep on it.
 ///

@@ -1,5 +1,5 @@
 import Glibc
-import LocationKeepAlive
+import KeepAliveCore
 
 /// The few BSD socket calls the mocks need, on IPv4 loopback. The only file of the mocks that
 /// touches pointers (a `sockaddr` is a C struct passed by address).

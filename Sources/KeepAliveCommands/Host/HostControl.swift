@@ -1,0 +1,120 @@
+import ArgumentParser
+import FoundationEssentials
+import KeepAliveCore
+import KeepAliveHost
+
+extension KeepAlive.HostCommand {
+    struct Launch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start an app under the host, in the foreground (its children belong to it too).",
+            discussion: "The app sees KEEPALIVE_HOST_SOCKET and KEEPALIVE_APP; `keepalive run --host` uses them."
+        )
+
+        @OptionGroup var socket: SocketOption
+        @Option(help: "The app's id: letters, digits, '.', '_' or '-'.") var app: String
+        @Option(help: ArgumentHelp("Declared background modes.", valueName: "list")) var modes: String = "none"
+        @Option(help: ArgumentHelp("Append the app's output to this file (opened as the app's user).", valueName: "path"))
+        var output: String?
+        @Option(
+            help: ArgumentHelp(
+                "The user the app runs as: needed when root asks (apps never run as root), else only yourself.",
+                valueName: "name"
+            )
+        )
+        var user: String?
+        @Flag(help: "Start it in the background.") var background = false
+        @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.") var command: [String] = []
+
+        func validate() throws {
+            if command.isEmpty {
+                throw ValidationError("give the app's command after --, e.g. -- keepalive run --host")
+            }
+            if BackgroundModes(parsing: modes) == nil {
+                throw ValidationError("--modes takes audio, location, fetch, processing or none, comma-separated")
+            }
+        }
+
+        func run() async throws {
+            var request = HostRequest(.launch, app: app)
+            request.modes = modes.split(separator: ",").map(String.init)
+            request.command = command
+            request.output = output.map { URL(fileURLWithPath: $0).path }
+            request.active = !background
+            request.user = user
+            let reply = try await HostControl.send(request, socket: socket.socket)
+            print("\(app): launched, pid \(reply.pid ?? 0), \(reply.state ?? "")")
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Each app: its state, whether frozen, and why it is alive."
+        )
+
+        @OptionGroup var socket: SocketOption
+        @Option(help: "Only this app.") var app: String?
+        @Flag(help: "One JSON object per app, a line each.") var json = false
+
+        func run() async throws {
+            var request = HostRequest(.status, app: app)
+            request.app = app
+            let reply = try await HostControl.send(request, socket: socket.socket)
+            for status in reply.apps ?? [] {
+                if json {
+                    Console.out(HostProtocol.encode(status))
+                } else {
+                    var line =
+                        "\(status.app)  \(status.state)\(status.frozen ? " (frozen)" : "")  since \(status.since)"
+                    if let pid = status.pid { line += "  pid \(pid)" }
+                    if let user = status.user { line += "  user \(user)" }
+                    line += "  authorization \(status.authorization)"
+                    if !status.alive.isEmpty { line += "\n  alive: " + status.alive.joined(separator: "; ") }
+                    if let reason = status.reason { line += "\n  reason: \(reason)" }
+                    for escape in status.escaped ?? [] { line += "\n  escaped: \(escape)" }
+                    print(line)
+                }
+            }
+            if !json, reply.apps?.isEmpty ?? true { print("no apps") }
+        }
+    }
+
+    struct Foreground: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring an app to the foreground (thawed at once).")
+        @OptionGroup var socket: SocketOption
+        @Option(help: "The app.") var app: String
+        func run() async throws { try await HostControl.move(.foreground, app: app, socket: socket.socket) }
+    }
+
+    struct Background: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send an app to the background: its budget starts.")
+        @OptionGroup var socket: SocketOption
+        @Option(help: "The app.") var app: String
+        func run() async throws { try await HostControl.move(.background, app: app, socket: socket.socket) }
+    }
+
+    struct Terminate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop an app: SIGTERM, then SIGKILL after 2 s.")
+        @OptionGroup var socket: SocketOption
+        @Option(help: "The app.") var app: String
+        func run() async throws { try await HostControl.move(.terminate, app: app, socket: socket.socket) }
+    }
+}
+
+/// One request to the host, its refusal as a clear error (exit 1).
+enum HostControl {
+    static func send(_ request: HostRequest, socket: String) async throws -> HostReply {
+        do {
+            let client = try HostClient(socketPath: socket)
+            defer { client.close() }
+            return try await client.send(request)
+        } catch {
+            Console.error("keepalive host: \(error)\n")
+            throw ExitCode(1)
+        }
+    }
+
+    static func move(_ operation: HostRequest.Operation, app: String, socket: String) async throws {
+        let reply = try await send(HostRequest(operation, app: app), socket: socket)
+        print("\(app): \(reply.state ?? "")")
+    }
+}

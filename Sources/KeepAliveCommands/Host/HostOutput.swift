@@ -1,0 +1,87 @@
+import FoundationEssentials
+import KeepAliveHost
+import KeepAliveCore
+
+/// The host's events as human lines or NDJSON.
+struct HostOutput: Sendable {
+    let json: Bool
+
+    func write(_ event: AppHost.Event) {
+        var object = JSONLine(["time": .time(Date())])
+        let text: String
+        switch event {
+        case .started(let freezer, let reason, let socket):
+            object["event"] = "started"
+            object["freezer"] = .string(freezer.rawValue)
+            object["reason"] = .string(reason)
+            object["socket"] = .string(socket)
+            text = "host started: freezer \(freezer) (\(reason)); socket \(socket)"
+        case .adopted(let app, _):
+            object["event"] = "adopted"
+            object["app"] = .string(app)
+            text = "\(app): found a group left by an earlier host, thawed"
+        case .launched(let app, let pid):
+            object["event"] = "launched"
+            object["app"] = .string(app)
+            object["pid"] = .integer(Int(pid))
+            text = "\(app): launched, pid \(pid)"
+        case .lifecycle(let app, let appEvent):
+            object["event"] = "lifecycle"
+            object["app"] = .string(app)
+            object["lifecycle"] = .string("\(appEvent)")
+            text = "\(app): \(appEvent)"
+        case .frozen(let app, let latency, let answered):
+            object["event"] = "frozen"
+            object["app"] = .string(app)
+            object["latency"] = .number(latency.seconds)
+            object["answered"] = answered.map(JSONLine.Value.bool) ?? .null
+            let note = answered.map { $0 ? " (it answered the notice)" : " (it did not answer the notice in time)" }
+            text = "\(app): frozen in \(latency.millisecondsText)\(note ?? " (not connected: no notice)")"
+        case .thawed(let app, let latency):
+            object["event"] = "thawed"
+            object["app"] = .string(app)
+            object["latency"] = .number(latency.seconds)
+            text = "\(app): thawed in \(latency.millisecondsText)"
+        case .killed(let app, let reason):
+            object["event"] = "killed"
+            object["app"] = .string(app)
+            object["reason"] = .string(reason)
+            text = "\(app): killed: \(reason)"
+        case .escaped(let app, let escape):
+            object["event"] = "escaped"
+            object["app"] = .string(app)
+            object["pid"] = .integer(Int(escape.pid))
+            object["command"] = .string(escape.command)
+            object["to"] = .string(escape.place)
+            text = "\(app): \(escape): killed"
+        case .exited(let app, let status):
+            object["event"] = "exited"
+            object["app"] = .string(app)
+            object["status"] = .integer(Int(status))
+            text = "\(app): exited with status \(status)"
+        case .refused(let why):
+            object["event"] = "refused"
+            object["message"] = .string(why)
+            text = "refused: \(why)"
+        case .error(let message):
+            object["event"] = "error"
+            object["message"] = .string(message)
+            text = "error: \(message)"
+        case .stopped:
+            object["event"] = "stopped"
+            text = "host stopped"
+        }
+        if json {
+            Console.out(object.bytes)
+        } else if case .error = event {
+            Console.error("keepalive host: \(text)\n")
+        } else {
+            Console.out(text + "\n")
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var millisecondsText: String { "\((seconds * 1000).fixed(2)) ms" }
+}

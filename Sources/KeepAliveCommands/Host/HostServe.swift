@@ -1,0 +1,193 @@
+import ArgumentParser
+import FoundationEssentials
+import KeepAliveCore
+import KeepAliveHost
+import KeepAliveService
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+extension KeepAlive.HostCommand {
+    /// The host daemon.
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the host (the default): apps are frozen when the policy suspends them.",
+            discussion: """
+                SIGTERM or SIGINT stop it: every app is thawed, asked to stop (SIGTERM), killed after 2 s, \
+                and its cgroup removed.
+                """
+        )
+
+        @OptionGroup var socket: SocketOption
+
+        @Option(help: "cgroup2, cgroup1, signal, or auto (the first that works here).")
+        var freezer: String = "auto"
+
+        /// Without --policy: ios13.
+        @OptionGroup var rules: PolicyOptions
+
+        @Option(
+            name: .customLong("notice-timeout"),
+            help: ArgumentHelp("How long an app has to answer the will-suspend notice.", valueName: "duration")
+        )
+        var noticeTimeout: String = "500ms"
+
+        @Option(help: ArgumentHelp("The folder of the host's cgroups (one per host).", valueName: "name"))
+        var name: String = "keepalive.host"
+
+        @Option(help: ArgumentHelp("Socket permission bits, octal: 600, or 660 with --group.", valueName: "mode"))
+        var mode: String = "600"
+
+        @Option(
+            help: ArgumentHelp(
+                "The socket's group: its members may use the host, and launch apps as themselves.",
+                valueName: "name"
+            )
+        )
+        var group: String?
+
+        @Option(
+            name: .customLong("app-user"),
+            help: ArgumentHelp("Who an app runs as when root launches it without --user.", valueName: "name")
+        )
+        var appUser: String?
+
+        @Flag(
+            name: .customLong("allow-root-apps"),
+            help: "Let root launch apps as root (--user root): nothing then keeps such an app in its group."
+        )
+        var allowRootApps = false
+
+        @Flag(
+            name: .customLong("signal-other-users"),
+            help: "With --freezer signal, run apps of users other than the host's (they can leave their session)."
+        )
+        var signalOtherUsers = false
+
+        @Flag(help: "One JSON object per line.")
+        var json = false
+
+        func validate() throws {
+            _ = try makeConfiguration()
+        }
+
+        func makeConfiguration() throws -> AppHost.Configuration {
+            var configuration = AppHost.Configuration(socketPath: socket.socket)
+            guard let kind = FreezerKind(rawValue: freezer) else {
+                throw ValidationError("--freezer must be auto, cgroup2, cgroup1 or signal, not '\(freezer)'")
+            }
+            configuration.freezer = kind
+            configuration.profile = try rules.profile(default: "ios13")
+            guard let notice = Duration(parsing: noticeTimeout), notice >= .zero else {
+                throw ValidationError("--notice-timeout must be a duration such as 500ms, not '\(noticeTimeout)'")
+            }
+            configuration.noticeTimeout = notice
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+                throw ValidationError("--name must be a folder name, not '\(name)'")
+            }
+            configuration.name = name
+            guard let bits = UInt32(mode, radix: 8), bits <= 0o777 else {
+                throw ValidationError("--mode must be octal permission bits such as 600, not '\(mode)'")
+            }
+            configuration.socketMode = bits
+            configuration.socketGroup = group
+            configuration.defaultUser = appUser
+            configuration.allowsRootApps = allowRootApps
+            configuration.allowsSignalsForOtherUsers = signalOtherUsers
+            configuration.watchdog = [
+                Self.executable, "host", "watchdog", "--freezer", kind.rawValue, "--name", name,
+                "--stopped-file", configuration.stoppedFile,
+            ]
+            return configuration
+        }
+
+        func run() async throws {
+            let output = HostOutput(json: json)
+            let notifier = SystemdNotifier()
+            let host: AppHost
+            do {
+                host = try AppHost(configuration: try makeConfiguration()) { event in
+                    output.write(event)
+                    if case .started(let freezer, let reason, let socket) = event {
+                        notifier.ready(status: "listening on \(socket); freezer \(freezer.rawValue) (\(reason))")
+                    }
+                }
+            } catch {
+                output.write(.error("\(error)"))
+                notifier.status("could not start: \(error)")
+                throw ExitCode(1)
+            }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: HostService(host: host, notifier: notifier))],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: Logger(label: "keepalive.host")
+                )
+            )
+            try await group.run()
+        }
+    }
+}
+
+extension KeepAlive.HostCommand.Serve {
+    /// This program's own path, for the watchdog.
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+}
+
+extension KeepAlive.HostCommand {
+    /// The host's watchdog: started by the host, never by hand.
+    struct Watchdog: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Thaw what a host left frozen once it ends (started by `keepalive host`).",
+            shouldDisplay: false
+        )
+
+        @Option var freezer: String
+        @Option var name: String
+        @Option(name: .customLong("stopped-file")) var stoppedFile: String
+
+        func run() throws {
+            guard let kind = FreezerKind(rawValue: freezer) else {
+                throw ValidationError("--freezer: unknown '\(freezer)'")
+            }
+            let done = HostWatchdog.watch(freezer: kind, name: name, stoppedFile: stoppedFile)
+            if !done.isEmpty {
+                Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n")
+            }
+        }
+    }
+}
+
+/// The host as a swift-service-lifecycle service: graceful shutdown stops its apps. Under
+/// systemd, `STATUS=` says how many apps are frozen, and `WATCHDOG=1` goes out only when the
+/// host's actor answered since the last one (a stuck host is restarted).
+struct HostService: Service {
+    let host: AppHost
+    let notifier: SystemdNotifier
+
+    func run() async throws {
+        let pings = Task { [host, notifier] in
+            guard notifier.socket != nil else { return }
+            let interval = notifier.watchdogInterval.map { $0 / 4 } ?? .seconds(5)
+            var last = ""
+            while !Task.isCancelled {
+                let summary = await host.summary()
+                if notifier.watchdogInterval != nil { notifier.watchdog() }
+                if summary != last {
+                    notifier.status(summary)
+                    last = summary
+                }
+                try? await DispatchClock().sleep(for: interval)
+            }
+        }
+        await withGracefulShutdownHandler {
+            await host.run()
+        } onGracefulShutdown: {
+            notifier.stopping(status: "stopping: thawing and stopping every app")
+            Task { await host.shutDown() }
+        }
+        pings.cancel()
+    }
+}

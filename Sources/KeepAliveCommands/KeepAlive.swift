@@ -1,0 +1,49 @@
+package import ArgumentParser
+import FoundationEssentials
+import Glibc
+import KeepAliveCore
+import Logging
+
+/// The `keepalive` command: `keepalive` runs it without the journal, `keepalive-journal` with it.
+package struct KeepAlive: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "keepalive",
+        abstract: "A keep-alive location service over gpsd.",
+        version: PackageVersion.current,
+        subcommands: [
+            Locate.self, Watch.self, Run.self, Simulate.self, Auth.self, HostCommand.self, Upload.self, JournalCommand.self,
+            Export.self,
+        ]
+    )
+
+    package init() {}
+
+    /// Parses the arguments and runs the command; with `journal`, the commands that need the
+    /// journal run in this process, without, they relaunch it as `keepalive-journal`. Usage
+    /// errors exit 64 (EX_USAGE), as sysexits.h asks; ArgumentParser's default is 64 too.
+    package static func main(journal: (any JournalCommands)?) async {
+        JournalLink.install(journal)
+        // A reader that went away (a closed pipe, an audio FIFO, gpsd) is an error to handle,
+        // never a reason to die.
+        signal(SIGPIPE, SIG_IGN)
+        // Warnings and errors on standard error; KEEPALIVE_LOG_LEVEL=debug shows every decision.
+        let level =
+            ProcessInfo.processInfo.environment["KEEPALIVE_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+            ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

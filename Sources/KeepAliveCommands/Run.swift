@@ -1,0 +1,276 @@
+import ArgumentParser
+import FoundationEssentials
+import Glibc
+import KeepAliveCore
+import KeepAliveHost
+import KeepAliveService
+import Logging
+import ServiceLifecycle
+import UnixSignals
+import KeepAliveAudio
+
+extension KeepAlive {
+    /// The keep-alive service, on the real clock, against gpsd or a replay, with real silent audio.
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the keep-alive service.",
+            discussion: """
+                Starts in the foreground (watching fixes) unless --background. SIGUSR1 sends it to the \
+                background, SIGUSR2 brings it back; SIGTERM or SIGINT stop it gracefully (exit 0).
+                """
+        )
+
+        @OptionGroup var source: SourceOptions
+
+        @OptionGroup(title: "Journal and delivery") var delivery: DeliveryOptions
+
+        /// Without --policy: unlimited, a plain Linux daemon (under --host, the host's rules).
+        @OptionGroup var rules: PolicyOptions
+
+        @Option(
+            help: "hybrid (default), none, background-task, renewal, audio-loop, continuous-location, scheduled-refresh."
+        )
+        var strategy: String = "hybrid"
+
+        @Option(help: ArgumentHelp("Hybrid: time between polls or pulses.", valueName: "duration"))
+        var interval: String = "10s"
+
+        @Option(help: ArgumentHelp("Hybrid: length of a silent pulse.", valueName: "duration"))
+        var pulse: String = "200ms"
+
+        @Option(
+            name: .customLong("callback-interval"),
+            help: ArgumentHelp("Hybrid: client call-back interval.", valueName: "duration")
+        )
+        var callbackInterval: String = "30s"
+
+        @Option(name: .customLong("audio-device"), help: "ALSA device: default, null (no sound card), hw:0...")
+        var audioDevice: String = "default"
+
+        @Option(
+            name: .customLong("audio-wav"),
+            help: ArgumentHelp("Write the silence to this WAV file instead.", valueName: "path")
+        )
+        var audioWAV: String?
+
+        @Flag(
+            name: .customLong("audio-keep-open"),
+            help: "Keep the audio device open between pulses (default: drain and close)."
+        )
+        var audioKeepOpen = false
+
+        @Option(help: ArgumentHelp("Declared background modes.", valueName: "list"))
+        var modes: String = "audio,location"
+
+        @Flag(help: "Start in the background.")
+        var background = false
+
+        @Flag(
+            name: .customLong("host"),
+            help:
+                "Run as an app of `keepalive host`: its rules and lifecycle are the host's (launch it with `keepalive host launch`)."
+        )
+        var hosted = false
+
+        @Option(
+            name: .customLong("metrics"),
+            help: ArgumentHelp(
+                "Serve Prometheus metrics on http://HOST:PORT/metrics (HOST: 127.0.0.1 unless given).",
+                valueName: "[host:]port"
+            )
+        )
+        var metrics: String?
+
+        @Option(
+            name: .customLong("host-socket"),
+            help: ArgumentHelp("With --host: the host's socket (default: $KEEPALIVE_HOST_SOCKET).", valueName: "path")
+        )
+        var hostSocket: String?
+
+        func validate() throws {
+            if audioDevice.isEmpty {
+                throw ValidationError("--audio-device needs a device name, such as default or null")
+            }
+            if audioWAV?.isEmpty == true { throw ValidationError("--audio-wav needs a path") }
+            _ = try makeConfiguration()
+            if hostSocket != nil, !hosted { throw ValidationError("--host-socket goes with --host") }
+            if hostSocket?.isEmpty == true { throw ValidationError("--host-socket needs a path") }
+            _ = try metricsAddress()
+        }
+
+        /// `--metrics`: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; loopback when no host is given.
+        func metricsAddress() throws -> (host: String, port: Int)? {
+            guard let metrics else { return nil }
+            var host = "127.0.0.1"
+            var port = Substring(metrics)
+            if let colon = metrics.lastIndex(of: ":") {
+                host = String(metrics[..<colon])
+                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                port = metrics[metrics.index(after: colon)...]
+            }
+            guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else {
+                throw ValidationError("--metrics must be PORT or HOST:PORT (such as 9464 or 127.0.0.1:9464), not '\(metrics)'")
+            }
+            return (host, number)
+        }
+
+        func makeConfiguration() throws -> KeepAliveService.Configuration {
+            var configuration = KeepAliveService.Configuration()
+            configuration.profile = try rules.profile(default: "unlimited")
+            configuration.strategy = try DriverParsing.strategy(strategy)
+            configuration.hybrid = try DriverParsing.hybrid(
+                interval: interval,
+                pulse: pulse,
+                callbackInterval: callbackInterval
+            )
+            guard let parsedModes = BackgroundModes(parsing: modes) else {
+                throw ValidationError("--modes takes audio, location, fetch, processing or none, comma-separated")
+            }
+            configuration.backgroundModes = parsedModes
+            configuration.audio = audioWAV.map { .wav(URL(fileURLWithPath: $0)) } ?? .alsa(device: audioDevice)
+            configuration.startsInBackground = background
+            configuration.keepsAudioDeviceOpen = audioKeepOpen
+            return configuration
+        }
+
+        func run() async throws {
+            // A journal or a destination: this process becomes keepalive-journal, before it does anything.
+            let journalCommands = delivery.isRequested ? JournalLink.required() : nil
+            let output = Output(json: source.json)
+            let environment = ProcessInfo.processInfo.environment
+            let appID = source.app ?? (hosted ? environment["KEEPALIVE_APP"] : nil) ?? "keepalive"
+            var configuration = try makeConfiguration()
+            if hosted {
+                let socket =
+                    hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? AppHost.Configuration.defaultSocketPath
+                do {
+                    let client = try HostClient(socketPath: socket)
+                    let (profile, state, modes) = try await client.hello(app: appID)
+                    configuration.profile = profile
+                    configuration.backgroundModes = modes  // what the host launched it with
+                    configuration.startsInBackground = state == "background"
+                    configuration.host = (client, appID)
+                } catch {
+                    output.write(error: error)
+                    throw ExitCode(1)
+                }
+            }
+            let authorization = LocationAuthorizationManager(
+                application: appID,
+                file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
+            )
+            let manager = try source.makeManager(authorization: authorization)
+            var endpoint: MetricsEndpoint?
+            if let (host, port) = try metricsAddress() {
+                do {
+                    endpoint = try MetricsEndpoint(host: host, port: port)
+                } catch {
+                    output.write(error: error)
+                    throw ExitCode(1)
+                }
+                configuration.recordsMetrics = true
+                if source.json {
+                    Console.out(JSONLine(["event": "metrics", "url": .string(endpoint!.url)]).bytes)
+                } else {
+                    Console.out("# metrics on \(endpoint!.url)\n")
+                }
+            }
+            defer { endpoint?.stop() }
+            var journal: ServiceJournal?
+            if let journalCommands {
+                do {
+                    journal = try journalCommands.service(delivery, output: output, recordsMetrics: configuration.recordsMetrics)
+                } catch {
+                    output.write(error: error)
+                    throw ExitCode(1)
+                }
+                configuration.journal = journal?.recorder
+                configuration.delivery = journal?.delivery
+            }
+            Interrupts.exitOnSecond()
+            let service = KeepAliveService(
+                configuration: configuration,
+                locationManager: manager,
+                authorization: authorization
+            )
+            let logger = Logger(label: "keepalive.run")
+            var queueDepth: @Sendable () -> Int? = { nil }
+            if let journal { queueDepth = journal.queueDepth }
+            let systemd = SystemdReporting(notifier: SystemdNotifier(), queueDepth: queueDepth)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: RunService(service: service, output: output, systemd: systemd))],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger
+                )
+            )
+            try await group.run()
+        }
+    }
+}
+
+/// The keep-alive service as a swift-service-lifecycle service: graceful shutdown ends the
+/// run loop, which ends tasks, stops audio and closes gpsd. Under systemd it reports readiness
+/// and status, and pings the watchdog while the run loop turns.
+struct RunService: Service {
+    let service: KeepAliveService
+    let output: Output
+    let systemd: SystemdReporting
+
+    /// Fault injection for the watchdog's tests: the run loop hangs (blocks its thread) this many
+    /// seconds after the start, as a deadlocked service would.
+    static let hangVariable = "KEEPALIVE_FAULT_HANG_RUN_LOOP_AFTER"
+
+    func run() async throws {
+        let (commands, send) = AsyncStream.makeStream(of: ApplicationCommand.self)
+        let signals = Task {
+            for await signal in await UnixSignalsSequence(trapping: .sigusr1, .sigusr2) {
+                send.yield(signal == .sigusr1 ? .enterBackground : .enterForeground)
+            }
+        }
+        let readiness = Task {
+            try? await DispatchClock().sleep(for: SystemdReporting.readyAtTheLatest)
+            if !Task.isCancelled { systemd.readyIfStillWaiting() }
+        }
+        let turns = Locked(0)
+        let watchdog = systemd.notifier.watchdogInterval.map { interval in
+            // Four chances per WatchdogSec: a heartbeat asks the run loop for a turn, and only a
+            // turn taken since the last look earns a ping. A stuck loop earns none, and systemd
+            // restarts the service.
+            Task {
+                var seen = -1
+                while !Task.isCancelled {
+                    send.yield(.heartbeat)
+                    try? await DispatchClock().sleep(for: interval / 4)
+                    let now = turns.withLock { $0 }
+                    if now != seen {
+                        systemd.notifier.watchdog()
+                        seen = now
+                    }
+                }
+            }
+        }
+        let hangAfter = ProcessInfo.processInfo.environment[Self.hangVariable].flatMap(Double.init)
+        let started = ContinuousClock.now
+        await withGracefulShutdownHandler {
+            await service.run(
+                commands: commands,
+                turned: {
+                    turns.withLock { $0 += 1 }
+                    if let hangAfter, ContinuousClock.now - started > .milliseconds(Int64(hangAfter * 1000)) {
+                        while true { sleep(3600) }  // the fault asked for: a run loop that never turns again
+                    }
+                }
+            ) { event in
+                output.write(event)
+                systemd.observe(event)
+            }
+        } onGracefulShutdown: {
+            systemd.stopping()
+            send.finish()
+        }
+        readiness.cancel()
+        watchdog?.cancel()
+        signals.cancel()
+    }
+}

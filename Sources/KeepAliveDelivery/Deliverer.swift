@@ -1,0 +1,194 @@
+import FoundationEssentials
+import Glibc
+public import Logging
+public import KeepAliveCore
+public import KeepAliveJournal
+
+/// Feeds one destination from the journal: strictly in order, at least once, one batch in
+/// flight; a fix counts as delivered only once the server acknowledged it.
+///
+/// Batches go when `batchThreshold` fixes wait or the oldest has waited `maximumLatency`;
+/// failures are retried with exponential backoff (at once when the server is reachable again);
+/// a fix refused `maximumRefusals` times goes to the dead letters so the queue never blocks.
+/// Only the process holding the destination's lease in the journal delivers it.
+public final class Deliverer: Sendable {
+    /// The destination's name: its queue in the journal.
+    public let destination: String
+    let journal: FixJournal
+    let transport: any DeliveryTransport
+    let policy: DeliveryPolicy
+    let time: TimeSource
+    let owner: String
+    let logger: Logger
+    let events: @Sendable (DeliveryEvent) -> Void
+    private let wake = WakeSignal()
+    private let paused = Locked(false)
+
+    /// A deliverer for one destination of a journal.
+    ///
+    /// - Parameters:
+    ///   - destination: the destination's name: its cursor and lease in the journal.
+    ///   - journal: where the fixes are.
+    ///   - transport: the protocol's client (MQTT, HTTP, or a test's).
+    ///   - policy: batching, backoff and refusals.
+    ///   - owner: who delivers, as the lease records it (default: this process).
+    ///   - clock: waits between batches and retries (a test clock replays hours at once).
+    ///   - logger: where failures and take-overs are logged.
+    ///   - events: what delivery did, as it happens.
+    public init<C: Clock>(
+        destination: String,
+        journal: FixJournal,
+        transport: any DeliveryTransport,
+        policy: DeliveryPolicy = DeliveryPolicy(),
+        owner: String = Deliverer.processOwner(role: "service"),
+        clock: C = DispatchClock(),
+        logger: Logger = Logger(label: "LocationKeepAlive.delivery"),
+        events: @escaping @Sendable (DeliveryEvent) -> Void = { _ in }
+    ) where C.Duration == Duration {
+        self.destination = destination
+        self.journal = journal
+        self.transport = transport
+        self.policy = policy
+        self.owner = owner
+        self.time = TimeSource(clock)
+        self.logger = logger
+        self.events = events
+        transport.onReachable { [wake] in wake.raise(.reachable) }
+    }
+
+    /// `pid@host role`: the lease owner for this process.
+    public static func processOwner(role: String) -> String {
+        let host = (try? String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8))?.trimmed ?? "localhost"
+        return "\(getpid())@\(host) \(role)"
+    }
+
+    /// New fixes are in the journal: a waiting batch may be due.
+    public func recordsAppended() { wake.raise(.appended) }
+
+    /// The network is back: a waiting retry goes at once.
+    public func networkCameBack() { wake.raise(.reachable) }
+
+    /// Stops delivering and gives the lease up (before the process is frozen), until `resume()`.
+    public func pause() async {
+        paused.withLock { $0 = true }
+        try? journal.releaseLease(for: destination, owner: owner)
+        await transport.close()
+    }
+
+    /// Starts delivering again after ``pause()``.
+    public func resume() {
+        paused.withLock { $0 = false }
+        wake.raise(.reachable)
+    }
+
+    /// Delivers until the task is cancelled; then gives the lease up and closes the transport.
+    public func run() async {
+        let appends = Task { [journal, wake] in
+            for await _ in journal.appends() { wake.raise(.appended) }
+        }
+        var failures = 0
+        // Acknowledged but not yet recorded (the journal's disk full): kept in memory, skipped
+        // when reading the queue, recorded as soon as the journal takes writes again.
+        var unsaved: [JournalRecord] = []
+        var holdsLease = false
+        var renewed = Duration.zero
+        while !Task.isCancelled {
+            if paused.withLock({ $0 }) {
+                holdsLease = false
+                _ = await wake.wait(for: [.reachable], timeout: policy.pollInterval, time: time)
+                continue
+            }
+            do throws(JournalError) {
+                if !holdsLease || time.now() - renewed > policy.leaseDuration / 3 {
+                    let acquired = try journal.acquireLease(for: destination, owner: owner, ttl: policy.leaseDuration)
+                    if acquired != holdsLease { events(acquired ? .tookOver(destination: destination) : .waitingForLease(destination: destination)) }
+                    if !acquired, holdsLease { await transport.close() }
+                    holdsLease = acquired
+                    renewed = time.now()
+                }
+                guard holdsLease else {
+                    _ = await wake.wait(for: [], timeout: policy.pollInterval, time: time)
+                    continue
+                }
+                if !unsaved.isEmpty, (try? journal.markDelivered(unsaved, to: destination)) != nil { unsaved = [] }
+                let skipped = Set(unsaved.map(\.sequence))
+                let batch = try journal.pending(for: destination, limit: policy.maximumBatch + skipped.count)
+                    .filter { !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
+                if let wait = waitBeforeSending(batch) {
+                    _ = await wake.wait(for: [.appended], timeout: wait, time: time)
+                    continue
+                }
+                let result: DeliveryResult
+                if let failure = await transport.waitUntilReady() {
+                    result = DeliveryResult(acknowledged: 0, failure: failure)
+                } else if time.now() - renewed > policy.leaseDuration / 3 {
+                    continue  // a long wait, perhaps frozen: the lease again before anything goes out
+                } else {
+                    result = await transport.send(batch)
+                }
+                let delivered = batch.prefix(result.acknowledged)
+                do {
+                    try journal.markDelivered(unsaved + delivered, to: destination)
+                    unsaved = []
+                } catch {
+                    unsaved += delivered
+                    events(.journalError(destination: destination, error))
+                }
+                if let last = delivered.last { events(.delivered(destination: destination, count: delivered.count, through: last.sequence)) }
+                guard let failure = result.failure else {
+                    failures = 0
+                    continue
+                }
+                if case .refused(let reason) = failure, result.acknowledged < batch.count {
+                    let record = batch[result.acknowledged]
+                    let dead = try journal.recordRefusal(
+                        of: record, reason: reason, by: destination, maximumTries: policy.maximumRefusals
+                    )
+                    if dead {
+                        logger.error(
+                            "a fix went to the dead letters",
+                            metadata: ["destination": "\(destination)", "sequence": "\(record.sequence)", "reason": "\(reason)"]
+                        )
+                        events(.deadLettered(destination: destination, sequence: record.sequence, reason: reason))
+                        failures = 0
+                        continue
+                    }
+                } else {
+                    try journal.recordFailure(failure.description, for: destination)
+                }
+                failures += 1
+                let delay = Self.backoff(policy, attempt: failures)
+                events(.failed(destination: destination, reason: failure.description, retryIn: delay))
+                logger.info(
+                    "delivery failed",
+                    metadata: ["destination": "\(destination)", "reason": "\(failure)", "retry in": "\(delay)"]
+                )
+                if await wake.wait(for: [.reachable], timeout: delay, time: time) == .reachable { failures = 0 }
+            } catch {
+                events(.journalError(destination: destination, error))
+                logger.error("journal error while delivering", metadata: ["destination": "\(destination)", "error": "\(error)"])
+                _ = await wake.wait(for: [], timeout: policy.maximumBackoff / 4, time: time)
+            }
+        }
+        appends.cancel()
+        if holdsLease { try? journal.releaseLease(for: destination, owner: owner) }
+        await transport.close()
+    }
+
+    /// The wait before retry number `attempt`: `minimumBackoff * 2^(attempt-1)` times a jitter
+    /// in 0.5...1, at least `minimumBackoff`, at most `maximumBackoff`.
+    public static func backoff(_ policy: DeliveryPolicy, attempt: Int, jitter: Double = Double.random(in: 0.5...1)) -> Duration {
+        Backoff(minimum: policy.minimumBackoff, maximum: policy.maximumBackoff).delay(forAttempt: attempt, jitter: jitter)
+    }
+
+    /// How long to wait before sending `batch` (`nil`: send now): empty, or fewer than the
+    /// threshold and the oldest younger than the latency bound.
+    private func waitBeforeSending(_ batch: [JournalRecord]) -> Duration? {
+        guard let oldest = batch.first else { return policy.pollInterval }
+        guard batch.count < policy.batchThreshold else { return nil }
+        let waited = journal.now().timeIntervalSince(oldest.recordedAt)
+        let left = policy.maximumLatency.seconds - waited
+        guard left > 0 else { return nil }
+        return min(policy.pollInterval, .milliseconds(Int64((left * 1000).rounded(.up))))
+    }
+}

@@ -1,0 +1,17 @@
+public import KeepAliveJournal
+
+/// What a destination's delivery did, for logs and output.
+public enum DeliveryEvent: Sendable {
+    /// `count` fixes acknowledged, the newest in-order sequence now `through`.
+    case delivered(destination: String, count: Int, through: Int64)
+    /// A batch failed; the next try is in `retryIn` (sooner if the server is reachable again).
+    case failed(destination: String, reason: String, retryIn: Duration)
+    /// A fix refused `tries` times went to the dead letters.
+    case deadLettered(destination: String, sequence: Int64, reason: String)
+    /// Another process delivers this destination now; this one waits for its lease to lapse.
+    case waitingForLease(destination: String)
+    /// This process delivers the destination from now on.
+    case tookOver(destination: String)
+    /// The journal could not be read or written.
+    case journalError(destination: String, JournalError)
+}

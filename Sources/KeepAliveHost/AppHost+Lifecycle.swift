@@ -1,0 +1,196 @@
+import FoundationEssentials
+import Glibc
+import KeepAliveCore
+
+/// What the model decides, done to the app's processes: suspended is frozen, resumed is
+/// thawed, killed is SIGKILL, with the notices an app needs to freeze safely.
+extension AppHost {
+    func observe(_ app: HostedApp) {
+        // The model runs only inside this actor's methods, so its callbacks do too.
+        let id = app.id
+        app.model.addObserver { [weak self] event in
+            self?.assumeIsolated { $0.modelDidChange(id, event) }
+        }
+    }
+
+    private func modelDidChange(_ id: String, _ event: AppEvent) {
+        guard let app = apps[id] else { return }
+        emit(.lifecycle(app: app.id, event))
+        switch event {
+        case .didEnterBackground:
+            app.since = Date()
+            app.reason = nil
+        case .didBecomeActive:
+            app.since = Date()
+            app.reason = nil
+        case .willEnterForeground:
+            app.connection?.send(HostNotice(.lifecycle, event: "foreground"))
+        case .suspended(let cause):
+            app.since = Date()
+            app.reason = cause.description
+            app.generation += 1
+            let generation = app.generation
+            Task { await self.freeze(app, generation: generation) }
+        case .resumed:
+            app.generation += 1
+            app.groupEvents?.stop()
+            app.groupEvents = nil
+            app.acknowledge(HostNotice.Kind.willSuspend.rawValue)
+            Task { await self.thaw(app) }
+        case .willTerminate:
+            app.generation += 1
+            let pid = app.pid
+            Task { await self.stop(app, pid: pid) }
+        case .terminated(let reason):
+            app.since = Date()
+            app.generation += 1
+            app.reason = "killed: \(reason)"
+            app.groupEvents?.stop()
+            app.groupEvents = nil
+            emit(.killed(app: app.id, reason: reason.description))
+            stopEverything(of: app, with: SIGKILL)
+        default:
+            break
+        }
+    }
+
+    /// Scheduled work of the app's, run by the model: the app is told to do it (after the
+    /// thaw the model's resume started), and told when its time is nearly up.
+    func serveScheduledTasks(_ app: HostedApp) {
+        let id = app.id
+        app.model.conditions = configuration.conditions()
+        app.model.defaultScheduledHandler = { [weak self] task in
+            let name = task.identifier
+            self?.assumeIsolated { $0.apps[id]?.connection?.send(HostNotice(.runTask, name: name)) }
+            task.expirationHandler = { [weak self] in
+                self?.assumeIsolated { $0.apps[id]?.connection?.send(HostNotice(.expiring, name: name)) }
+            }
+        }
+    }
+
+    /// A host-side background task is about to run out: the app should end it.
+    func expiring(_ id: String, task number: Int) {
+        apps[id]?.connection?.send(HostNotice(.expiring, task: number))
+    }
+
+    /// Tells the app, waits a bounded time for its answer, then freezes it, unless a newer
+    /// decision came meanwhile.
+    private func freeze(_ app: HostedApp, generation: Int) async {
+        let timeout = configuration.noticeTimeout
+        let answered = await ask(app, HostNotice(.willSuspend, deadline: timeout.secondsValue))
+        guard app.generation == generation, app.model.state == .suspended else { return }
+        do {
+            let latency = try await app.group.freeze()
+            recordStopped()
+            // Reported only once seen: every process of the app in the group, the kernel saying frozen.
+            guard checkContainment(app) else { return }
+            guard app.group.isFrozen else {
+                emit(.error("\(app.id) was asked to freeze, but the kernel does not say it is frozen"))
+                return
+            }
+            emit(.frozen(app: app.id, latency: latency, answered: answered))
+            if app.generation != generation {
+                await thaw(app)  // resumed while freezing
+            } else if let path = app.group.path, app.group.kind == .cgroup2 {
+                let id = app.id
+                app.groupEvents = CgroupEvents(folder: path) { [weak self] in
+                    Task { await self?.groupChanged(id, generation: generation) }
+                }
+            }
+        } catch {
+            emit(.error("cannot freeze \(app.id): \(error.message)"))
+        }
+    }
+
+    /// Sends a notice and waits, at most the notice timeout, for the app's `ack` of it.
+    ///
+    /// - Returns: whether it answered (`nil`: not connected, nobody to ask).
+    func ask(_ app: HostedApp, _ notice: HostNotice) async -> Bool? {
+        guard let connection = app.connection else { return nil }
+        let kind = notice.notice == .lifecycle ? (notice.event ?? "lifecycle") : notice.notice.rawValue
+        app.answered.remove(kind)
+        connection.send(notice)
+        return await waitForAnswer(app, kind: kind)
+    }
+
+    /// Waits, at most the notice timeout, for the app's `ack` of `kind` (it may have come already).
+    func waitForAnswer(_ app: HostedApp, kind: String) async -> Bool {
+        let id = app.id
+        let timer = Task { [clock, timeout = configuration.noticeTimeout] in
+            try? await clock.sleep(for: timeout)
+            self.noticeTimedOut(id, kind)
+        }
+        await withCheckedContinuation { continuation in
+            if app.answered.contains(kind) { return continuation.resume() }
+            app.waiters[kind]?.resume()
+            app.waiters[kind] = continuation
+        }
+        timer.cancel()
+        return app.answered.contains(kind)
+    }
+
+    private func noticeTimedOut(_ id: String, _ kind: String) {
+        apps[id]?.acknowledge(kind)
+    }
+
+    private func thaw(_ app: HostedApp) async {
+        guard app.group.isFreezeRequested else { return }
+        do {
+            let latency = try await app.group.thaw()
+            recordStopped()
+            emit(.thawed(app: app.id, latency: latency))
+            app.connection?.send(HostNotice(.didResume))
+        } catch {
+            emit(.error("cannot thaw \(app.id): \(error.message)"))
+        }
+    }
+
+    /// A requested termination: thawed, told, SIGTERM, and SIGKILL after the grace.
+    private func stop(_ app: HostedApp, pid: Int32?) async {
+        app.groupEvents?.stop()
+        app.groupEvents = nil
+        app.group.thawNow()
+        app.connection?.send(HostNotice(.terminate))
+        stopEverything(of: app, with: SIGTERM)
+        try? await clock.sleep(for: configuration.terminationGrace)
+        if app.pid == pid, pid != nil { stopEverything(of: app, with: SIGKILL) }
+    }
+
+    /// Sends `signal` to every process of the app: its group, its first process (the host's
+    /// child) and any of its processes that left the group.
+    func stopEverything(of app: HostedApp, with signal: Int32) {
+        app.group.signalAll(signal)
+        if let pid = app.pid, !app.isAdopted { kill(pid, signal) }
+        for escape in app.group.escapes() { kill(escape.pid, signal) }
+    }
+
+    /// Whether every process of the app is in its group. One that left gets the app killed, as
+    /// the system kills an app that breaks its rules: the escaped processes first (they run),
+    /// then the group; `status` names each with where it went.
+    @discardableResult
+    func checkContainment(_ app: HostedApp) -> Bool {
+        guard app.model.state != .notRunning else { return true }
+        var escapes = app.group.escapes()
+        guard !escapes.isEmpty else { return true }
+        app.escapes = escapes
+        for escape in escapes { emit(.escaped(app: app.id, escape)) }
+        // Killed until none is left: one may fork between the reading and the signal.
+        for _ in 0..<10 where !escapes.isEmpty {
+            for escape in escapes { kill(escape.pid, SIGKILL) }
+            escapes = app.group.escapes()
+        }
+        app.model.kill(because: .misbehaved(app.escapes.map(\.description).joined(separator: "; ")))
+        return false
+    }
+
+    /// The kernel says a frozen app's group changed: a process left or ended, or it was thawed
+    /// by someone other than the host.
+    private func groupChanged(_ id: String, generation: Int) async {
+        guard let app = apps[id], app.generation == generation, app.model.state == .suspended else { return }
+        guard checkContainment(app) else { return }
+        if !app.group.isFrozen, !app.group.processes().isEmpty {
+            emit(.error("\(id) was thawed by something other than the host while suspended: frozen again"))
+            _ = try? await app.group.freeze()
+        }
+    }
+}

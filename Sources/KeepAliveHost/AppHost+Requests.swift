@@ -1,0 +1,410 @@
+import FoundationEssentials
+import Glibc
+import KeepAliveCore
+
+/// The control protocol's requests: who may ask what, and what it does to the model.
+extension AppHost {
+    func handle(_ request: HostRequest, from connection: ControlConnection) async -> HostReply? {
+        defer { poke() }  // a request may have scheduled something sooner
+        for app in apps.values { app.model.advance(to: elapsed) }
+        do {
+            var reply = try await perform(request, from: connection)
+            reply.id = request.id
+            return reply
+        } catch {
+            if error.code == .notPermitted || error.code == .badRequest { emit(.refused(error.message)) }
+            return HostReply(id: request.id, ok: false, error: error.message)
+        }
+    }
+
+    private func perform(
+        _ request: HostRequest,
+        from connection: ControlConnection
+    ) async throws(HostError) -> HostReply {
+        if connection.isApp, ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete].contains(request.op) {
+            throw HostError(
+                .notPermitted,
+                "the apps' socket serves hello and an app's reports: \(request.op.rawValue) goes to the host's control socket"
+            )
+        }
+        switch request.op {
+        case .hello: return try hello(request, from: connection)
+        case .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete:
+            return try report(request, by: try caller(connection))
+        case .launch:
+            try requireOutsideEveryApp(connection)
+            return try await launch(request, by: connection.peer)
+        case .foreground, .background, .terminate:
+            try requireOutsideEveryApp(connection)
+            let app = try named(request.app)
+            try requireOwner(of: app, connection)
+            switch request.op {
+            case .foreground: app.model.enterForeground()
+            case .background: await moveToBackground(app)
+            default:
+                app.reason = "terminated by request"
+                app.model.terminate()
+            }
+            var reply = HostReply(id: nil)
+            reply.state = app.status.state
+            return reply
+        case .status:
+            var reply = HostReply(id: nil)
+            let shown = if let name = request.app { [try named(name)] } else { Array(apps.values) }
+            // Suspended apps are verified again as they are shown (the v1 freezer and signals
+            // give no event when a process leaves): status shows what is, never what was asked.
+            for app in shown where app.model.state == .suspended { checkContainment(app) }
+            reply.apps = shown.sorted { $0.id < $1.id }.map(\.status)
+            return reply
+        }
+    }
+
+    /// `hello`: the caller names its app; its process must be in that app's group.
+    private func hello(_ request: HostRequest, from connection: ControlConnection) throws(HostError) -> HostReply {
+        let app = try named(request.app)
+        guard app.group.contains(connection.pid) else {
+            throw HostError(
+                .notPermitted,
+                "process \(connection.pid) is not in app \(app.id)'s group: a process may speak only for its own app"
+            )
+        }
+        app.connection = connection
+        var reply = HostReply(id: nil)
+        reply.profile = app.model.profile
+        reply.modes = app.model.backgroundModes.names
+        reply.state = app.entersBackgroundOnHello ? AppState.background.rawValue : app.status.state
+        if app.entersBackgroundOnHello {
+            app.entersBackgroundOnHello = false
+            Task { await self.enterBackgroundWhenHandled(app.id) }
+        }
+        return reply
+    }
+
+    /// What an app reports of itself, after `hello`.
+    private func report(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
+        var reply = HostReply(id: nil)
+        switch request.op {
+        case .beginTask:
+            guard let number = request.task else { throw HostError(.badRequest, "begin-task needs task (a number)") }
+            let name = request.name ?? "background task"
+            let id = app.id
+            let identifier = app.model.beginBackgroundTask(named: name) { [weak self] in
+                self?.assumeIsolated { $0.expiring(id, task: number) }
+            }
+            reply.granted = identifier != BackgroundTaskIdentifier.invalid
+            if identifier != BackgroundTaskIdentifier.invalid { app.tasks[number] = identifier }
+            reply.remaining = app.model.backgroundTimeRemaining?.secondsValue
+        case .endTask:
+            guard let number = request.task else { throw HostError(.badRequest, "end-task needs task (a number)") }
+            if let identifier = app.tasks.removeValue(forKey: number) { app.model.endBackgroundTask(identifier) }
+        case .audio:
+            guard let active = request.active else {
+                throw HostError(.badRequest, "audio needs active (true or false)")
+            }
+            app.reportsAudio = active
+            if active, app.model.state == .background, !app.model.backgroundModes.contains(.audio) {
+                throw HostError(
+                    .notPermitted,
+                    "app \(app.id) has no audio background mode: launch it with --modes audio"
+                )
+            }
+            setAudio(app, playing: active || app.observesAudio)
+        case .location:
+            guard let active = request.active else {
+                throw HostError(.badRequest, "location needs active (true or false)")
+            }
+            app.reportsLocation = active
+            if active {
+                do {
+                    try app.model.beginLocationActivity()
+                } catch {
+                    throw HostError(.notPermitted, "app \(app.id): \(error.message)")
+                }
+            } else if app.model.locationActivityCount > 0 {
+                app.model.endLocationActivity()
+            }
+        case .schedule:
+            guard let name = request.name, !name.isEmpty else { throw HostError(.badRequest, "schedule needs name") }
+            guard let kind = BackgroundTaskRequest.Kind(rawValue: request.kind ?? "refresh") else {
+                throw HostError(.badRequest, "schedule kind is refresh or processing, not \(request.kind ?? "")")
+            }
+            let earliest = request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) }
+            do {
+                try app.model.submit(
+                    BackgroundTaskRequest(
+                        identifier: name,
+                        kind: kind,
+                        earliestBeginDate: earliest.map { app.model.now + $0 },
+                        requiresExternalPower: request.power ?? false,
+                        requiresNetworkConnectivity: request.network ?? false
+                    )
+                )
+            } catch {
+                throw HostError(.notPermitted, "app \(app.id): \(error.message)")
+            }
+        case .complete:
+            guard let running = app.model.runningScheduledTask, running.identifier == request.name else {
+                throw HostError(
+                    .badRequest,
+                    "no scheduled task \(request.name ?? "(no name)") is running for \(app.id)"
+                )
+            }
+            running.setTaskCompleted(success: request.success ?? true)
+        case .ack:
+            guard let notice = request.notice else { throw HostError(.badRequest, "ack needs notice") }
+            app.answered.insert(notice)
+            app.acknowledge(notice)
+        default:
+            throw HostError(.badRequest, "\(request.op.rawValue) is not an app's report")
+        }
+        return reply
+    }
+
+    private func launch(_ request: HostRequest, by caller: UnixSocket.Peer) async throws(HostError) -> HostReply {
+        guard let id = request.app, !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }),
+            id != ".", id != ".."
+        else {
+            throw HostError(.badRequest, "launch needs an app id of letters, digits, '.', '_' or '-'")
+        }
+        if let existing = apps[id], existing.pid != nil {
+            throw HostError(.launchFailed, "app \(id) is running already (pid \(existing.pid!)): terminate it first")
+        }
+        guard let modes = BackgroundModes(parsing: (request.modes ?? []).joined(separator: ",")) else {
+            throw HostError(.badRequest, "modes are audio, location, fetch, processing: not \(request.modes ?? [])")
+        }
+        guard let command = request.command, !command.isEmpty else {
+            throw HostError(.badRequest, "launch needs a command")
+        }
+        let user = try appUser(for: request, caller: caller)
+        let group = try freezer.makeGroup(for: id)
+        let authorization = LocationAuthorizationManager(
+            application: id,
+            file: configuration.authorizationFile(id),
+            logger: logger
+        )
+        var profile = configuration.profile
+        profile.audioGrace += configuration.reportAllowance
+        profile.locationGrace += configuration.reportAllowance
+        let model = Application(
+            profile: profile,
+            backgroundModes: modes,
+            authorization: authorization.status,
+            logger: logger
+        )
+        model.advance(to: elapsed)
+        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: user)
+        let previous = apps.updateValue(app, forKey: id)
+        observe(app)
+        serveScheduledTasks(app)
+        model.launch()
+        do {
+            let pid = try group.launch(
+                command,
+                as: user,
+                environment: ["KEEPALIVE_HOST_SOCKET": configuration.appSocketPath, "KEEPALIVE_APP": id],
+                output: request.output
+            )
+            app.pid = pid
+            try await waitUntilInGroup(app, pid: pid)
+            try group.delegate(to: user)
+        } catch {
+            if let pid = app.pid {  // started, but not as it must run: it does not run at all
+                stopEverything(of: app, with: SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
+            apps[id] = previous
+            try? group.remove()
+            throw error
+        }
+        let changes = authorization.changes()
+        app.watcher = Task { [weak self] in
+            for await snapshot in changes { await self?.authorizationChanged(id, to: snapshot.status) }
+        }
+        if request.active == false {
+            // Like a launch for background work: the app enters the background once it has said
+            // hello and handled it (an app that never says hello, after the notice timeout).
+            app.entersBackgroundOnHello = true
+            Task { [clock, timeout = configuration.noticeTimeout * 4] in
+                try? await clock.sleep(for: timeout)
+                self.enterBackgroundIfNoHello(id)
+            }
+        }
+        emit(.launched(app: id, pid: app.pid!))
+        var reply = HostReply(id: nil)
+        reply.pid = app.pid
+        reply.state = app.status.state
+        return reply
+    }
+
+    /// Who a launched app runs as: the caller, or for a root caller the user it names (or the
+    /// host's default); never root unless the host allows it.
+    private func appUser(for request: HostRequest, caller: UnixSocket.Peer) throws(HostError) -> AppUser {
+        let host = AppUser.current
+        var named: AppUser?
+        if let name = request.user { named = try AppUser.named(name) }
+        guard host.isRoot else {
+            if let named, named.uid != host.uid {
+                throw HostError(
+                    .notPermitted,
+                    "this host runs as \(host.name) and starts apps only as \(host.name), not \(named.name): run it as root to start apps as other users"
+                )
+            }
+            return host
+        }
+        var user: AppUser
+        if caller.uid == 0 {
+            if named == nil, let name = configuration.defaultUser { named = try AppUser.named(name) }
+            guard let chosen = named else {
+                throw HostError(
+                    .notPermitted,
+                    "apps never run as root: name the user the app runs as (keepalive host launch --user NAME), or start the host with --app-user NAME"
+                )
+            }
+            user = chosen
+        } else {
+            guard let caller = AppUser.withID(caller.uid).map({ AppUser(name: $0.name, uid: $0.uid, gid: caller.gid, groups: $0.groups, home: $0.home) })
+            else {
+                throw HostError(.notPermitted, "uid \(caller.uid) is not in the user database: the host starts apps only as known users")
+            }
+            if let named, named.uid != caller.uid {
+                throw HostError(
+                    .notPermitted,
+                    "only root may start an app as another user: you are \(caller.name), not \(named.name)"
+                )
+            }
+            user = caller
+        }
+        if user.isRoot, !configuration.allowsRootApps {
+            throw HostError(
+                .notPermitted,
+                "apps never run as root under this host: name an unprivileged user, or start the host with --allow-root-apps (nothing then keeps such an app in its group)"
+            )
+        }
+        if freezer.kind == .signal, user.uid != host.uid, !configuration.allowsSignalsForOtherUsers {
+            throw HostError(
+                .notPermitted,
+                "with the signal freezer an app can leave its session (setsid) and run on unfrozen, so apps of other users (\(user.name)) are refused: use a cgroup freezer, or start the host with --signal-other-users"
+            )
+        }
+        return user
+    }
+
+    /// Waits until the app's first process has joined its cgroup (the launcher's shell does it
+    /// first thing, then becomes the app), so that from the launch's reply on the app is in its
+    /// group: where it goes after that is its own doing, and checked at each freeze.
+    private func waitUntilInGroup(_ app: HostedApp, pid: Int32) async throws(HostError) {
+        guard app.group.path != nil else { return }  // signals: the session is made by the spawn itself
+        let deadline = clock.now + .seconds(10)
+        while !app.group.contains(pid), !AppLauncher.hasJoined(pid) {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                app.pid = nil
+                throw HostError(.launchFailed, "app \(app.id) ended before it joined its group (status \(status))")
+            }
+            guard clock.now < deadline else {
+                kill(pid, SIGKILL)
+                throw HostError(.launchFailed, "app \(app.id) did not join its group \(app.group.path ?? "") within 10 s")
+            }
+            try? await clock.sleep(for: .milliseconds(1))
+        }
+    }
+
+    private func authorizationChanged(_ id: String, to status: LocationAuthorization) {
+        guard let app = apps[id] else { return }
+        app.model.advance(to: elapsed)
+        app.model.authorization = status
+        poke()
+    }
+
+    /// The compositor's "background": the app hears it and begins its tasks before the model
+    /// counts (as an iOS app's didEnterBackground handler runs before it can be suspended).
+    private func moveToBackground(_ app: HostedApp) async {
+        guard app.model.state == .active || app.model.state == .inactive else { return }
+        // The budget starts here, before the app's own copy of it: its expiration never comes first.
+        app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
+        if await ask(app, HostNotice(.lifecycle, event: "background")) == false {
+            emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
+        }
+        app.model.advance(to: elapsed)
+        app.model.backgroundHandlerFinished()
+    }
+
+    private func enterBackgroundWhenHandled(_ id: String) async {
+        guard let app = apps[id] else { return }
+        app.model.advance(to: elapsed)
+        app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
+        if await !waitForAnswer(app, kind: "background") {
+            emit(.refused("\(id) did not answer entering the background within the notice timeout"))
+        }
+        app.model.advance(to: elapsed)
+        app.model.backgroundHandlerFinished()
+        poke()
+    }
+
+    private func enterBackgroundIfNoHello(_ id: String) {
+        guard let app = apps[id], app.entersBackgroundOnHello else { return }
+        app.entersBackgroundOnHello = false
+        app.model.advance(to: elapsed)
+        app.model.enterBackground()
+        poke()
+    }
+
+    func connectionClosed(_ connection: ControlConnection) {
+        for app in apps.values where app.connection === connection {
+            app.connection = nil
+            app.acknowledge(nil)
+            // What it reported ends with it; its tasks stay, and expire as the model says.
+            if app.reportsAudio {
+                app.reportsAudio = false
+                setAudio(app, playing: app.observesAudio)
+            }
+            if app.reportsLocation, app.model.locationActivityCount > 0 {
+                app.reportsLocation = false
+                app.model.endLocationActivity()
+            }
+        }
+        poke()
+    }
+
+    /// The app whose process sent this (after its `hello`).
+    private func caller(_ connection: ControlConnection) throws(HostError) -> HostedApp {
+        guard let app = apps.values.first(where: { $0.connection === connection }) else {
+            throw HostError(.badRequest, "say hello with your app id first")
+        }
+        return app
+    }
+
+    private func named(_ name: String?) throws(HostError) -> HostedApp {
+        guard let name else { throw HostError(.badRequest, "this request needs app") }
+        guard let app = apps[name] else {
+            let known = apps.keys.sorted()
+            throw HostError(
+                .unknownApp,
+                "no app \(name) under this host" + (known.isEmpty ? "" : " (apps: \(known.joined(separator: ", ")))")
+            )
+        }
+        return app
+    }
+
+    /// Moving or stopping an app: root, the host's user, or the user the app runs as.
+    private func requireOwner(of app: HostedApp, _ connection: ControlConnection) throws(HostError) {
+        let uid = connection.peer.uid
+        guard uid == 0 || uid == UInt32(geteuid()) || uid == app.user.uid else {
+            throw HostError(
+                .notPermitted,
+                "app \(app.id) runs as \(app.user.name): only that user, the host's user or root may move or stop it"
+            )
+        }
+    }
+
+    /// Lifecycle commands and launches come from outside every app.
+    private func requireOutsideEveryApp(_ connection: ControlConnection) throws(HostError) {
+        if let app = apps.values.first(where: { $0.pid != nil && $0.group.contains(connection.pid) }) {
+            throw HostError(
+                .notPermitted,
+                "process \(connection.pid) belongs to app \(app.id): an app may not move apps"
+            )
+        }
+    }
+}

@@ -1,0 +1,345 @@
+import FoundationEssentials
+import Glibc
+public import Logging
+public import KeepAliveCore
+
+/// The host: plays the operating system's part for apps on Linux, where nothing suspends a
+/// background process. Each app runs in a group of its own (cgroup v2, the v1 freezer, or a
+/// session stopped with signals); the host keeps the same ``Application`` model the
+/// simulator runs for each, on the real clock, and freezes the app's processes when the
+/// model suspends it, thaws them when it resumes, and kills them when it is killed.
+///
+/// Apps and the compositor speak to it on a Unix socket (``HostProtocol``).
+public actor AppHost {
+    /// How the host runs: its rules, freezer, socket and timings.
+    public struct Configuration: Sendable {
+        /// The rules every app runs under.
+        public var profile: ExecutionProfile = .ios13
+        /// The freezer to use, or `.auto` for the first that works here.
+        public var freezer: FreezerKind = .auto
+        /// The folder the host's cgroups live in: one per host.
+        public var name = "keepalive.host"
+        /// The control socket's path.
+        public var socketPath: String
+        /// The socket's permission bits: 0600, or 0660 for ``socketGroup``.
+        public var socketMode: UInt32 = 0o600
+        /// The group whose members may use the socket besides the host's user and root (the
+        /// socket is given to it); `nil`: the host's own. A member launches apps as itself.
+        public var socketGroup: String?
+        /// Who an app runs as when a root caller names nobody (`--app-user`); `nil`: a root
+        /// caller must name the user, or the launch is refused.
+        public var defaultUser: String?
+        /// Whether a root caller may run an app as root (`launch --user root`). Nothing keeps such
+        /// an app in its group: the host finds one that left and kills it, but cannot prevent it.
+        public var allowsRootApps = false
+        /// Whether, with the signal freezer, apps may run as users other than the host's. Off by
+        /// default: with signals an app leaves its session with `setsid` and runs on unfrozen.
+        public var allowsSignalsForOtherUsers = false
+        /// Where the host reads an app's authorization (the app cannot claim it).
+        public var authorizationFile: @Sendable (String) -> AuthorizationFile = { .defaultFile(for: $0) }
+        /// How long an app may take to answer the will-suspend notice before it is frozen anyway.
+        public var noticeTimeout: Duration = .milliseconds(500)
+        /// Added to the audio and location graces: what an app reports reaches the host a
+        /// little late (a socket, a thread), so a tick that comes exactly at the end of the
+        /// grace, as the hybrid driver's 10 s interval against a 10 s grace does, is not lost
+        /// to that delay (without it, measured: frozen within minutes by a ms of jitter).
+        public var reportAllowance: Duration = .milliseconds(100)
+        /// How long a terminated app has between SIGTERM and SIGKILL.
+        public var terminationGrace: Duration = .seconds(2)
+        /// How often exits are collected and ALSA is looked at.
+        public var housekeepingInterval: Duration = .seconds(1)
+        /// Where scheduled work's conditions come from (the kernel; a test's own files in tests).
+        public var conditions: @Sendable () -> SystemConditions = { SystemConditionsProbe().read() }
+        /// A command to start as the host's watchdog (see ``HostWatchdog``), or `nil` for none:
+        /// `keepalive host` starts `keepalive host watchdog`.
+        public var watchdog: [String]?
+
+        /// The apps' socket, beside the control socket (`KEEPALIVE_HOST_SOCKET` in each app):
+        /// mode 0666, so that apps of any user reach it; it serves `hello` and reports only.
+        public var appSocketPath: String { socketPath + ".apps" }
+
+        /// Where processes stopped with signals are listed, for the watchdog and the next host.
+        public var stoppedFile: String { socketPath + ".stopped" }
+
+        /// A configuration with the defaults and this socket.
+        public init(socketPath: String = Configuration.defaultSocketPath) {
+            self.socketPath = socketPath
+        }
+
+        /// `$XDG_RUNTIME_DIR/keepalive-host.sock`, or `/run/keepalive-host.sock` for root.
+        public static var defaultSocketPath: String {
+            if getuid() != 0, let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+                return "\(runtime)/keepalive-host.sock"
+            }
+            return getuid() == 0 ? "/run/keepalive-host.sock" : "/tmp/keepalive-host-\(getuid()).sock"
+        }
+    }
+
+    /// Something the host did, for its output.
+    public enum Event: Sendable {
+        /// Listening on `socket`, freezing with `freezer` (chosen for `reason`).
+        case started(freezer: FreezerKind, reason: String, socket: String)
+        /// An app a previous host left running was taken over (and thawed if it was frozen).
+        case adopted(app: String, thawed: Bool)
+        /// An app was started; `pid` is its first process.
+        case launched(app: String, pid: Int32)
+        /// An app's lifecycle event, from the host's copy of the model.
+        case lifecycle(app: String, AppEvent)
+        /// An app was frozen, `latency` after it was due; `answered`: whether it acknowledged the notice in time.
+        case frozen(app: String, latency: Duration, answered: Bool?)
+        /// An app was thawed, `latency` after it was due.
+        case thawed(app: String, latency: Duration)
+        /// An app was killed, and why.
+        case killed(app: String, reason: String)
+        /// One of an app's processes was found outside its group (the app is killed for it).
+        case escaped(app: String, AppProcessGroup.Escape)
+        /// An app's last process exited with `status`.
+        case exited(app: String, status: Int32)
+        /// A request was refused, and why.
+        case refused(String)
+        /// Something failed; the host goes on.
+        case error(String)
+        /// The host stopped: every app thawed, stopped and its group removed.
+        case stopped
+    }
+
+    /// How it runs.
+    public nonisolated let configuration: Configuration
+    /// The freezer it chose.
+    public nonisolated let freezer: Freezer
+    let emit: @Sendable (Event) -> Void
+    let logger: Logger
+    private let server: ControlServer
+    private let appServer: ControlServer
+    let clock = DispatchClock()
+    let start: ContinuousClock.Instant
+    var apps: [String: HostedApp] = [:]
+    let audio = ALSAObserver()
+    private var watchdogPipe: Int32?
+    private var sleeper: CheckedContinuation<Void, Never>?
+    private var poked = false
+    private var sleepNumber = 0
+    private var isStopping = false
+
+    /// Chooses the freezer, thaws what an earlier host left frozen, and listens on the socket.
+    ///
+    /// - Throws: ``HostError`` when the freezer asked for is missing or the socket is taken.
+    public init(
+        configuration: Configuration,
+        logger: Logger = Logger(label: "LocationKeepAlive.host"),
+        emit: @escaping @Sendable (Event) -> Void = { _ in }
+    ) throws(HostError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.emit = emit
+        freezer = try Freezer.choose(configuration.freezer, name: configuration.name)
+        server = try ControlServer(
+            path: configuration.socketPath,
+            mode: configuration.socketMode,
+            group: configuration.socketGroup
+        )
+        appServer = try ControlServer(path: configuration.appSocketPath, mode: 0o666, forApps: true)
+        start = clock.now
+        // A host that died left its apps behind: never leave one frozen, and take them back.
+        for pid in (KernelFile.read(configuration.stoppedFile) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
+            kill(pid, SIGCONT)
+        }
+        unlink(configuration.stoppedFile)
+        var adopted: [HostedApp] = []
+        for group in freezer.thawLeftovers() {
+            let processes = group.processes()
+            guard let first = processes.first else {
+                try? group.remove()
+                continue
+            }
+            let authorization = LocationAuthorizationManager(
+                application: group.app,
+                file: configuration.authorizationFile(group.app),
+                logger: logger
+            )
+            let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
+            model.launch()  // in the foreground: what it was doing is not known
+            let owner = ProcFS.owner(of: first).flatMap(AppUser.withID) ?? .current
+            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner)
+            app.pid = first
+            app.isAdopted = true
+            app.reason = "adopted from an earlier host: thawed, in the foreground"
+            adopted.append(app)
+            emit(.adopted(app: group.app, thawed: true))
+        }
+        if let command = configuration.watchdog {
+            watchdogPipe = try HostWatchdog.start(command)
+        }
+        for app in adopted { apps[app.id] = app }
+    }
+
+    /// Serves apps until the task is cancelled, then stops them (thawed first: SIGTERM, then
+    /// SIGKILL after the termination grace), removes their groups and the socket.
+    public func run() async {
+        emit(.started(freezer: freezer.kind, reason: freezer.reason, socket: configuration.socketPath))
+        for app in apps.values where app.isAdopted { observe(app) }
+        for server in [server, appServer] {
+            server.start(
+                handle: { request, connection in await self.handle(request, from: connection) },
+                closed: { connection in await self.connectionClosed(connection) }
+            )
+        }
+        while !Task.isCancelled, !isStopping {
+            let elapsed = self.elapsed
+            for app in apps.values { app.model.advance(to: elapsed) }
+            housekeeping()
+            let next = apps.values.compactMap(\.model.nextEventTime).min()
+            await sleep(until: min(next ?? .seconds(Int64.max / 2), elapsed + configuration.housekeepingInterval))
+        }
+        server.stop()
+        appServer.stop()
+        await stopAll()
+        freezer.removeRoot()
+        unlink(configuration.stoppedFile)
+        if let watchdogPipe { close(watchdogPipe) }  // the watchdog finds nothing frozen, and ends
+        emit(.stopped)
+    }
+
+    /// Ends ``run()``: its apps are stopped and their groups removed.
+    /// A line for `systemctl status`: how many apps, how many frozen. Answered on the host's
+    /// own executor, so an answer also shows the host is not stuck (systemd's watchdog).
+    public func summary() -> String {
+        let frozen = apps.values.filter(\.group.isFrozen).count
+        return "\(apps.count) app\(apps.count == 1 ? "" : "s"), \(frozen) frozen"
+    }
+
+    /// Stops every app (thawed, asked to stop, killed after the grace) and removes their groups.
+    public func shutDown() {
+        isStopping = true
+        poke()
+    }
+
+    /// Time since the host started: the models' clock.
+    var elapsed: Duration { start.duration(to: clock.now) }
+
+    /// Wakes the run loop: a request changed what is due.
+    func poke() {
+        if let sleeper {
+            self.sleeper = nil
+            sleeper.resume()
+        } else {
+            poked = true
+        }
+    }
+
+    private func sleep(until deadline: Duration) async {
+        guard !poked else {
+            poked = false
+            return
+        }
+        let instant = start.advanced(by: deadline)
+        sleepNumber += 1
+        let number = sleepNumber
+        // Wakes only the sleep it was made for: a cancelled timer that woke a later sleep
+        // would cancel that one's timer, and so on, a spin (measured: 1.7 cores idle).
+        let timer = Task { [clock] in
+            do {
+                try await clock.sleep(until: instant, tolerance: nil)
+                self.timerFired(number)
+            } catch {}
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { sleeper = $0 }
+        } onCancel: {
+            Task { await self.poke() }
+        }
+        timer.cancel()
+    }
+
+    private func timerFired(_ number: Int) {
+        guard number == sleepNumber, let sleeper else { return }
+        self.sleeper = nil
+        sleeper.resume()
+    }
+
+    /// Lists every process stopped with signals now, for the watchdog.
+    func recordStopped() {
+        let stopped = apps.values.flatMap(\.group.stoppedProcesses)
+        if stopped.isEmpty {
+            unlink(configuration.stoppedFile)
+        } else {
+            HostWatchdog.record(stopped, in: configuration.stoppedFile)
+        }
+    }
+
+    /// Collects exited apps and reads ALSA.
+    private func housekeeping() {
+        if apps.values.contains(where: { !$0.model.pendingTaskRequests.isEmpty || $0.model.runningScheduledTask != nil }
+        ) {
+            let conditions = configuration.conditions()
+            for app in apps.values { app.model.conditions = conditions }
+        }
+        let playing = audio.playingProcesses()
+        for app in apps.values {
+            if let pid = app.pid {
+                var status: Int32 = 0
+                if app.isAdopted {
+                    if app.group.processes().isEmpty { appExited(app, status: 0) }  // not our child: no status
+                } else if waitpid(pid, &status, WNOHANG) == pid {
+                    appExited(app, status: status)
+                }
+            }
+            let observed = app.model.state.isRunning && playing.contains(where: app.group.contains)
+            if observed != app.observesAudio {
+                app.observesAudio = observed
+                setAudio(app, playing: observed || app.reportsAudio)
+            }
+        }
+    }
+
+    /// The model's audio assertion follows reported or observed playback.
+    func setAudio(_ app: HostedApp, playing: Bool) {
+        if playing, app.model.audioPlaybackCount == 0 {
+            try? app.model.beginAudioPlayback()
+        } else if !playing, app.model.audioPlaybackCount > 0 {
+            app.model.endAudioPlayback()
+        }
+    }
+
+    private func appExited(_ app: HostedApp, status: Int32) {
+        app.pid = nil
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        emit(.exited(app: app.id, status: code))
+        if app.model.state != .notRunning {
+            app.reason = app.reason ?? "exited with status \(code)"
+            app.model.terminate()
+        }
+        stopEverything(of: app, with: SIGKILL)  // what its children left running, wherever they went
+        app.groupEvents?.stop()
+        recordStopped()
+        app.watcher?.cancel()
+        Task {
+            for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
+            try? app.group.remove()
+        }
+    }
+
+    private func stopAll() async {
+        for app in apps.values where app.pid != nil {
+            app.generation += 1
+            app.groupEvents?.stop()
+            app.group.thawNow()
+            app.connection?.send(HostNotice(.terminate))
+            stopEverything(of: app, with: SIGTERM)
+        }
+        let deadline = clock.now + configuration.terminationGrace
+        while clock.now < deadline, apps.values.contains(where: { !$0.group.processes().isEmpty }) {
+            try? await clock.sleep(for: .milliseconds(10))
+        }
+        for app in apps.values {
+            stopEverything(of: app, with: SIGKILL)  // the first process too, should it have left the group
+            if let pid = app.pid, !app.isAdopted {
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
+            for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
+            try? app.group.remove()
+            app.watcher?.cancel()
+        }
+    }
+}

@@ -1,0 +1,329 @@
+import FoundationEssentials
+import Glibc
+import KeepAliveCore
+
+/// Every process of one app, frozen, thawed and killed as one: a cgroup (v2 or v1 freezer)
+/// with any groups the app made inside it, or, with signals, the session the app was started in.
+///
+/// What it says of itself is what the kernel says: ``isFrozen`` reads the freezer (or every
+/// process's state), and ``escapes()`` finds the app's processes that are no longer in it.
+public final class AppProcessGroup: Sendable {
+    /// How it is frozen.
+    public let kind: FreezerKind
+    /// The app's name.
+    public let app: String
+    /// The cgroup folder (`nil` with signals).
+    public let path: String?
+    /// The cgroup as `/proc/PID/cgroup` names it.
+    let hierarchyPath: String?
+    private let state = Locked(GroupState())
+
+    private struct GroupState {
+        /// The session leader (the app's first process), for signals.
+        var leader: pid_t?
+        /// Frozen as the host last asked (the kernel's answer is ``isFrozen``).
+        var isFreezeRequested = false
+        /// Processes stopped with SIGSTOP (signals, or a v1 freezer stuck in FREEZING).
+        var stopped: [pid_t] = []
+    }
+
+    init(kind: FreezerKind, app: String, path: String?, hierarchyPath: String?) {
+        self.kind = kind
+        self.app = app
+        self.path = path
+        self.hierarchyPath = hierarchyPath
+    }
+
+    /// The file a process writes its pid to, to join (`cgroup.procs`); `nil` with signals.
+    var joinFile: String? { path.map { "\($0)/cgroup.procs" } }
+
+    /// The app's first process, once launched.
+    public var leader: Int32? {
+        get { state.withLock { $0.leader } }
+        set { state.withLock { $0.leader = newValue } }
+    }
+
+    /// Processes stopped with SIGSTOP now, for a watchdog to continue if the host dies.
+    public var stoppedProcesses: [Int32] { state.withLock { $0.stopped } }
+
+    /// Whether the host last asked for the group to be frozen.
+    public var isFreezeRequested: Bool { state.withLock { $0.isFreezeRequested } }
+
+    /// Whether the kernel says the group is frozen now: `frozen 1` in `cgroup.events` (v2),
+    /// `FROZEN` in `freezer.state` (v1), or every process stopped (signals, and a v1 group
+    /// stopped with signals when its freezer stuck). Never what the host asked, only what is.
+    public var isFrozen: Bool {
+        switch kind {
+        case .cgroup2:
+            guard let path else { return false }
+            return (KernelFile.read("\(path)/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+        case .cgroup1:
+            if let path, KernelFile.read("\(path)/freezer.state")?.trimmed == "FROZEN" { return true }
+            return allStopped
+        case .signal, .auto:
+            return allStopped
+        }
+    }
+
+    /// Whether the group has processes and every one is stopped.
+    private var allStopped: Bool {
+        let members = processes()
+        return !members.isEmpty && members.allSatisfy { ProcFS.state(of: $0).map { $0 == "T" || $0 == "t" } ?? true }
+    }
+
+    /// Starts the app's command in the group, in a session of its own (the command first,
+    /// looked up in `PATH`; `environment` added to the host's; `output` a file for its
+    /// standard output and error, or `nil` to share the host's).
+    ///
+    /// - Returns: the app's first process id.
+    @discardableResult
+    public func launch(
+        _ arguments: [String],
+        as user: AppUser = .current,
+        environment: [String: String] = [:],
+        output: String? = nil
+    ) throws(HostError) -> Int32 {
+        try AppLauncher.launch(arguments, in: self, as: user, environment: environment, output: output)
+    }
+
+    /// The processes in the group and in every group the app made inside it, zombies left out.
+    public func processes() -> [Int32] {
+        let pids: [pid_t]
+        if path != nil {
+            pids = folders().flatMap { folder in
+                (KernelFile.read("\(folder)/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
+            }
+        } else if let leader {
+            pids = ProcFS.allProcesses().filter { ProcFS.session(of: $0) == leader }
+        } else {
+            pids = []
+        }
+        return pids.filter { ProcFS.state(of: $0) != "Z" }
+    }
+
+    /// The app's processes that are not in the group: its first process, every process of its
+    /// session, and all their descendants, wherever they are now (another cgroup, another
+    /// session). Empty for an app that stays in its group.
+    public func escapes() -> [Escape] {
+        let table = ProcessTable.now()
+        let members = Set(processes())
+        let roots = members.union(leader.map { [$0] } ?? [])
+        let found = table.processes(descendingFrom: roots, session: leader)
+        return found.subtracting(members).sorted().map { pid in
+            let place: String
+            switch kind {
+            case .cgroup2: place = ProcFS.cgroup(of: pid, controller: nil).map { "cgroup \($0)" } ?? "an unknown cgroup"
+            case .cgroup1:
+                place = ProcFS.cgroup(of: pid, controller: "freezer").map { "freezer cgroup \($0)" } ?? "an unknown cgroup"
+            case .signal, .auto: place = ProcFS.session(of: pid).map { "session \($0)" } ?? "another session"
+            }
+            let command = KernelFile.read("/proc/\(pid)/comm")?.trimmed ?? "?"
+            return Escape(pid: pid, command: command, place: place)
+        }
+    }
+
+    /// One of the app's processes found outside its group.
+    public struct Escape: Sendable, Hashable, CustomStringConvertible {
+        /// Its process id.
+        public let pid: Int32
+        /// Its command name (`/proc/PID/comm`).
+        public let command: String
+        /// Where it is: `cgroup /`, `freezer cgroup /`, `session 1234`.
+        public let place: String
+        /// `process 1234 (sh) left its group for cgroup /`.
+        public var description: String { "process \(pid) (\(command)) left its group for \(place)" }
+    }
+
+    /// The group's folder and every folder the app made inside it, deepest last.
+    func folders() -> [String] {
+        guard let path else { return [] }
+        var found = [path]
+        var index = 0
+        while index < found.count {
+            let folder = found[index]
+            index += 1
+            guard let directory = opendir(folder) else { continue }
+            while let entry = readdir(directory) {
+                guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name != ".", name != ".." { found.append("\(folder)/\(name)") }
+            }
+            closedir(directory)
+        }
+        return found
+    }
+
+    /// Whether `pid` belongs to the app (the caller-identity check of the control socket).
+    public func contains(_ pid: Int32) -> Bool {
+        switch kind {
+        case .cgroup2:
+            guard let hierarchyPath, let own = ProcFS.cgroup(of: pid, controller: nil) else { return false }
+            return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
+        case .cgroup1:
+            guard let hierarchyPath, let own = ProcFS.cgroup(of: pid, controller: "freezer") else { return false }
+            return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
+        case .signal, .auto:
+            guard let leader else { return false }
+            return ProcFS.session(of: pid) == leader
+        }
+    }
+
+    /// CPU time the app has used: the cgroup's own count (v2), or its live processes' sum.
+    public func cpuTime() -> Duration {
+        if kind == .cgroup2, let path, let text = KernelFile.read("\(path)/cpu.stat") {
+            for line in text.split(separator: "\n") where line.hasPrefix("usage_usec ") {
+                if let micros = Int64(line.dropFirst("usage_usec ".count)) { return .microseconds(micros) }
+            }
+        }
+        return processes().compactMap(ProcFS.cpuTime(of:)).reduce(.zero, +)
+    }
+
+    /// Freezes every process and waits until the kernel says they are frozen.
+    ///
+    /// - Returns: how long it took.
+    /// - Throws: ``HostError/Code/freezeFailed`` when the freezer cannot be written, or the
+    ///   group did not freeze within `timeout` (it is thawed again then: never half frozen).
+    @discardableResult
+    public func freeze(timeout: Duration = .seconds(2)) async throws(HostError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start + timeout
+        switch kind {
+        case .cgroup2:
+            let path = path!
+            try ProcFS.write("1", to: "\(path)/cgroup.freeze")
+            while !(KernelFile.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
+                guard clock.now < deadline else {
+                    try? ProcFS.write("0", to: "\(path)/cgroup.freeze")
+                    throw HostError(.freezeFailed, "\(path) did not freeze within \(timeout)")
+                }
+                try? await clock.sleep(for: .milliseconds(1))
+            }
+        case .cgroup1:
+            let path = path!
+            try ProcFS.write("FROZEN", to: "\(path)/freezer.state")
+            var rewrite = clock.now + .milliseconds(50)
+            while (KernelFile.read("\(path)/freezer.state") ?? "").trimmed != "FROZEN" {
+                if clock.now >= deadline {
+                    // Stuck in FREEZING (a task in an uninterruptible wait): thaw, stop with signals.
+                    try? ProcFS.write("THAWED", to: "\(path)/freezer.state")
+                    try await stopWithSignals(until: deadline + timeout)
+                    break
+                }
+                if clock.now >= rewrite {
+                    try? ProcFS.write("FROZEN", to: "\(path)/freezer.state")  // FREEZING: ask again
+                    rewrite = clock.now + .milliseconds(50)
+                }
+                try? await clock.sleep(for: .milliseconds(1))
+            }
+        case .signal, .auto:
+            try await stopWithSignals(until: deadline)
+        }
+        state.withLock { $0.isFreezeRequested = true }
+        return start.duration(to: clock.now)
+    }
+
+    /// Thaws the group and waits until it runs.
+    @discardableResult
+    public func thaw(timeout: Duration = .seconds(2)) async throws(HostError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        switch kind {
+        case .cgroup2:
+            let path = path!
+            try ProcFS.write("0", to: "\(path)/cgroup.freeze")
+            while (KernelFile.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
+                guard start.duration(to: clock.now) < timeout else {
+                    throw HostError(.freezeFailed, "\(path) did not thaw within \(timeout)")
+                }
+                try? await clock.sleep(for: .milliseconds(1))
+            }
+        case .cgroup1:
+            try ProcFS.write("THAWED", to: "\(path!)/freezer.state")
+        case .signal, .auto:
+            break
+        }
+        continueStopped()
+        state.withLock { $0.isFreezeRequested = false }
+        return start.duration(to: clock.now)
+    }
+
+    /// Thaws at once without waiting (a host starting over, or stopping).
+    public func thawNow() {
+        switch kind {
+        case .cgroup2: try? ProcFS.write("0", to: "\(path!)/cgroup.freeze")
+        case .cgroup1: try? ProcFS.write("THAWED", to: "\(path!)/freezer.state")
+        case .signal, .auto: break
+        }
+        continueStopped()
+        state.withLock { $0.isFreezeRequested = false }
+    }
+
+    /// Sends `signal` to every process of the app. SIGKILL reaches frozen processes too: a v1
+    /// freezer holds the killed tasks until thawed, so the group is thawed after it.
+    public func signalAll(_ signal: Int32) {
+        if signal == SIGKILL, kind == .cgroup2, let path, (try? ProcFS.write("1", to: "\(path)/cgroup.kill")) != nil {
+            return
+        }
+        for pid in processes() { kill(pid, signal) }
+        if signal == SIGKILL, isFreezeRequested { thawNow() }
+    }
+
+    /// With cgroup v2 and an `owner` other than the host's user, gives the group to the owner
+    /// as systemd delegates (once the app's first process has joined it, which the host's
+    /// shell does as the file's owner): the folder and its `cgroup.procs`, `cgroup.threads` and
+    /// `cgroup.subtree_control` become the owner's, so the app may make groups inside its own and
+    /// move its processes between them. Every file that freezes, kills or limits it, and every
+    /// folder above it, stays the host's: it can neither thaw itself nor move out (a move needs
+    /// write access to the common ancestor's `cgroup.procs`). v1 groups are not delegated.
+    public func delegate(to owner: AppUser) throws(HostError) {
+        guard kind == .cgroup2, let path, owner.uid != UInt32(geteuid()) else { return }
+        for file in ["", "/cgroup.procs", "/cgroup.threads", "/cgroup.subtree_control"] {
+            guard chown(path + file, uid_t(owner.uid), gid_t(owner.gid)) == 0 else {
+                throw ProcFS.failure("cannot delegate \(path + file) to \(owner)", code: .launchFailed)
+            }
+        }
+    }
+
+    /// Removes the cgroup (once empty). Killing the processes first is the caller's part.
+    public func remove() throws(HostError) {
+        guard let path else { return }
+        thawNow()
+        // Taken back from a delegated owner first: removing the groups it made needs write
+        // access to its folders, which the host then has as their owner (no CAP_DAC_OVERRIDE).
+        for folder in folders() {
+            chown(folder, geteuid(), getegid())
+            chmod(folder, 0o755)
+        }
+        for folder in folders().reversed() {  // the app's own groups first, deepest first
+            guard rmdir(folder) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(path)") }
+        }
+    }
+
+    /// SIGSTOP to every process, again for any that appear meanwhile, until all are stopped.
+    private func stopWithSignals(until deadline: ContinuousClock.Instant) async throws(HostError) {
+        let clock = ContinuousClock()
+        while true {
+            let members = processes()
+            let running = members.filter { ProcFS.state(of: $0).map { $0 != "T" && $0 != "t" } ?? false }
+            state.withLock { $0.stopped = Array(Set($0.stopped).union(members)) }
+            if running.isEmpty { return }
+            for pid in running { kill(pid, SIGSTOP) }
+            guard clock.now < deadline else {
+                continueStopped()
+                throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time")
+            }
+            try? await clock.sleep(for: .milliseconds(1))
+        }
+    }
+
+    private func continueStopped() {
+        let stopped = state.withLock { state in
+            defer { state.stopped = [] }
+            return state.stopped
+        }
+        for pid in stopped { kill(pid, SIGCONT) }
+    }
+}

@@ -1,0 +1,115 @@
+import Dispatch
+import FoundationEssentials
+public import KeepAliveCore
+
+/// A connection to `keepalive host`: an app's own (after ``hello(app:)``), or the
+/// compositor's (launch, move, status).
+public final class HostClient: Sendable {
+    /// The host's control socket.
+    public let socketPath: String
+    private let socket: UnixSocket
+    private let state = Locked(ClientState())
+    /// What the host tells the app, in order; ends when the connection closes.
+    public let notices: AsyncStream<HostNotice>
+
+    private struct ClientState {
+        var nextID = 0
+        var pending: [Int: CheckedContinuation<HostReply, Never>] = [:]
+        var closed = false
+    }
+
+    /// Connects to the host.
+    ///
+    /// - Throws: ``HostError/Code/hostUnreachable`` naming the socket and how to start a host.
+    public init(socketPath: String = AppHost.Configuration.defaultSocketPath) throws(HostError) {
+        self.socketPath = socketPath
+        do {
+            socket = try UnixSocket.connect(to: socketPath)
+        } catch {
+            throw HostError(
+                .hostUnreachable,
+                "\(error.message): start one with `keepalive host`, or name it with --socket"
+            )
+        }
+        let (notices, feed) = AsyncStream.makeStream(of: HostNotice.self)
+        self.notices = notices
+        let (socket, state) = (socket, state)
+        DispatchQueue(label: "keepalive.host.client").async {
+            let decoder = JSONDecoder()
+            socket.readLines(limit: HostProtocol.maximumLineLength) { line in
+                let data = Data(line)
+                if let notice = try? decoder.decode(HostNotice.self, from: data) {
+                    feed.yield(notice)
+                } else if let reply = try? decoder.decode(HostReply.self, from: data) {
+                    let waiter = state.withLock { state in
+                        reply.id.flatMap { state.pending.removeValue(forKey: $0) }
+                    }
+                    waiter?.resume(returning: reply)
+                }
+                return true
+            }
+            feed.finish()
+            let waiters = state.withLock { state in
+                state.closed = true
+                defer { state.pending.removeAll() }
+                return Array(state.pending.values)
+            }
+            for waiter in waiters {
+                waiter.resume(returning: HostReply(id: nil, ok: false, error: "the host closed the connection"))
+            }
+        }
+    }
+
+    deinit { socket.shutDown() }
+
+    /// Sends a request and waits for its reply.
+    ///
+    /// - Throws: ``HostError`` with the host's own words when it refuses.
+    @discardableResult
+    public func send(_ request: HostRequest) async throws(HostError) -> HostReply {
+        var request = request
+        let reply = await withCheckedContinuation { (continuation: CheckedContinuation<HostReply, Never>) in
+            let id: Int? = state.withLock { state in
+                guard !state.closed else { return nil }
+                state.nextID += 1
+                state.pending[state.nextID] = continuation
+                return state.nextID
+            }
+            guard let id else {
+                return continuation.resume(
+                    returning: HostReply(id: nil, ok: false, error: "the host closed the connection")
+                )
+            }
+            request.id = id
+            if !socket.write(HostProtocol.encode(request)) {
+                let waiter = state.withLock { $0.pending.removeValue(forKey: id) }
+                waiter?.resume(returning: HostReply(id: id, ok: false, error: "the host closed the connection"))
+            }
+        }
+        guard reply.ok else { throw HostError(.notPermitted, reply.error ?? "the host refused \(request.op.rawValue)") }
+        return reply
+    }
+
+    /// Sends a request without waiting (an app's report from a synchronous callback); the
+    /// host handles a connection's requests in the order sent.
+    public func post(_ request: HostRequest) {
+        socket.write(HostProtocol.encode(request))
+    }
+
+    /// Names this process's app to the host (its process must run in that app).
+    ///
+    /// - Returns: the rules the app runs under, its state, and the background modes it was launched with.
+    public func hello(
+        app: String
+    ) async throws(HostError) -> (profile: ExecutionProfile, state: String, modes: BackgroundModes) {
+        var request = HostRequest(.hello, app: app)
+        request.app = app
+        let reply = try await send(request)
+        guard let profile = reply.profile else { throw HostError(.badRequest, "the host did not send the app's rules") }
+        let modes = BackgroundModes(parsing: (reply.modes ?? []).joined(separator: ",")) ?? []
+        return (profile, reply.state ?? "active", modes)
+    }
+
+    /// Closes the connection.
+    public func close() { socket.shutDown() }
+}

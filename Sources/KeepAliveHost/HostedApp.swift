@@ -1,0 +1,114 @@
+import FoundationEssentials
+import KeepAliveCore
+
+/// One app under the host: its model (the same ``Application`` the simulator runs), its
+/// process group, and what it reported. Confined to the ``AppHost`` actor.
+final class HostedApp {
+    let id: String
+    let model: Application
+    let group: AppProcessGroup
+    let authorization: LocationAuthorizationManager
+    /// Who its processes run as.
+    let user: AppUser
+    var pid: Int32?
+    /// Its processes found outside its group (it was killed for them).
+    var escapes: [AppProcessGroup.Escape] = []
+    /// While frozen (cgroup v2): the kernel's word that the group changed.
+    var groupEvents: CgroupEvents?
+    /// The app's own connection, after `hello`: where notices go.
+    var connection: ControlConnection?
+    /// The app's task numbers, to the model's.
+    var tasks: [Int: BackgroundTaskIdentifier] = [:]
+    var reportsAudio = false
+    var observesAudio = false
+    var reportsLocation = false
+    /// Bumped by every freeze or thaw decision: a freeze waiting for its notice's answer
+    /// goes ahead only if nothing was decided since.
+    var generation = 0
+    /// Waits for the app's answer to a notice, by notice (`will-suspend`, `background`).
+    var waiters: [String: CheckedContinuation<Void, Never>] = [:]
+    /// Notices answered since they were last sent.
+    var answered: Set<String> = []
+    /// Launched in the background: it enters it once it has said hello and handled it.
+    var entersBackgroundOnHello = false
+    var since = Date()
+    var reason: String?
+    var watcher: Task<Void, Never>?
+    /// Found running when the host started (left by one that died): not its child.
+    var isAdopted = false
+
+    init(
+        id: String,
+        model: Application,
+        group: AppProcessGroup,
+        authorization: LocationAuthorizationManager,
+        user: AppUser
+    ) {
+        self.id = id
+        self.model = model
+        self.group = group
+        self.authorization = authorization
+        self.user = user
+    }
+
+    /// Ends a wait for the app's answer to `notice` (it answered, or time ran out); `nil` ends every wait.
+    func acknowledge(_ notice: String?) {
+        if let notice {
+            waiters.removeValue(forKey: notice)?.resume()
+        } else {
+            for waiter in waiters.values { waiter.resume() }
+            waiters.removeAll()
+        }
+    }
+
+    var status: HostAppStatus {
+        HostAppStatus(
+            app: id,
+            state: model.state == .notRunning ? "not running" : model.state.rawValue,
+            frozen: model.state != .notRunning && group.isFrozen && group.escapes().isEmpty,
+            since: since.formatted(.iso8601),
+            alive: aliveBecause,
+            reason: reason,
+            pid: pid,
+            authorization: model.authorization.rawValue,
+            cpu: group.cpuTime().secondsValue,
+            user: user.name,
+            escaped: escapes.isEmpty ? nil : escapes.map(\.description)
+        )
+    }
+
+    /// Why the app runs now, each in words.
+    var aliveBecause: [String] {
+        let app = model
+        guard app.state == .background else { return app.state.isRunning ? ["foreground"] : [] }
+        var reasons: [String] = []
+        for (number, identifier) in tasks.sorted(by: { $0.key < $1.key }) {
+            guard let task = app.tasks[identifier] else { continue }
+            let left = app.backgroundTimeRemaining.map { ", \($0.secondsText) left" } ?? ""
+            reasons.append("background task '\(task.name)' (#\(number)\(left))")
+        }
+        if let task = app.runningScheduledTask {
+            reasons.append("scheduled \(task.kind.rawValue) task '\(task.identifier)'")
+        }
+        if app.audioPlaybackCount > 0, app.backgroundModes.contains(.audio) {
+            reasons.append(observesAudio ? "audio (observed on ALSA)" : "audio (reported)")
+        }
+        if app.locationKeepsAlive() { reasons.append("location with always (reported request)") }
+        if app.now < app.audioGraceUntil {
+            reasons.append("grace after audio, \((app.audioGraceUntil - app.now).secondsText) left")
+        }
+        if app.now < app.locationGraceUntil {
+            reasons.append("grace after location, \((app.locationGraceUntil - app.now).secondsText) left")
+        }
+        if app.now < app.entryGraceUntil {
+            reasons.append("grace after entering the background, \((app.entryGraceUntil - app.now).secondsText) left")
+        }
+        if !app.profile.suspends { reasons.append("the \(app.profile.name) policy never suspends") }
+        return reasons
+    }
+}
+
+extension Duration {
+    /// Seconds as a floating-point number.
+    package var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

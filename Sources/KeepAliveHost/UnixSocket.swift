@@ -1,0 +1,183 @@
+import CProcessControl
+import FoundationEssentials
+import Glibc
+import KeepAliveCore
+
+/// A Unix stream socket: the C calls of the control channel, in one place.
+final class UnixSocket: Sendable {
+    let descriptor: Int32
+    /// Whole lines from several threads never interleave. It counts the writes: a `Locked<Void>`
+    /// made ThreadSanitizer report a race on the zero-sized value (at the object's address).
+    private let writes = Locked(0)
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+
+    /// The process on the other end, from `SO_PEERCRED`.
+    struct Peer: Sendable, Hashable {
+        let pid: Int32
+        let uid: UInt32
+        let gid: UInt32
+    }
+
+    /// Listens on `path` with `mode`, given to `group` when one is named (a stale socket file
+    /// nobody answers on is replaced).
+    ///
+    /// - Throws: ``HostError/Code/socketInUse`` when another process answers there.
+    static func listen(at path: String, mode: mode_t, group: gid_t? = nil) throws(HostError) -> UnixSocket {
+        if access(path, F_OK) == 0 {
+            if (try? connect(to: path)) != nil {
+                throw HostError(
+                    .socketInUse,
+                    "another host answers on \(path): stop it, or give this one --socket PATH"
+                )
+            }
+            unlink(path)
+        }
+        let socket = try make()
+        try withAddress(path) { address, length throws(HostError) in
+            guard bind(socket.descriptor, address, length) == 0 else {
+                throw ProcFS.failure("cannot bind \(path)", code: .socketFailed)
+            }
+        }
+        if let group, chown(path, uid_t.max, group) != 0 {  // -1: the owner stays
+            throw ProcFS.failure("cannot give \(path) to group \(group)", code: .socketFailed)
+        }
+        chmod(path, mode)
+        guard Glibc.listen(socket.descriptor, 64) == 0 else {
+            throw ProcFS.failure("cannot listen on \(path)", code: .socketFailed)
+        }
+        return socket
+    }
+
+    /// Connects to a listening socket.
+    static func connect(to path: String) throws(HostError) -> UnixSocket {
+        let socket = try make()
+        try withAddress(path) { address, length throws(HostError) in
+            guard Glibc.connect(socket.descriptor, address, length) == 0 else {
+                throw ProcFS.failure("no host answers on \(path)", code: .hostUnreachable)
+            }
+        }
+        return socket
+    }
+
+    /// Waits for the next connection; `nil` once the socket is shut down.
+    func accept() -> UnixSocket? {
+        while true {
+            // Close-on-exec from the start: an app spawned meanwhile never inherits a client.
+            let client = cprocess_accept(descriptor)
+            if client >= 0 { return UnixSocket(descriptor: client) }
+            if errno == ECONNABORTED { continue }
+            return nil
+        }
+    }
+
+    /// The connected process's credentials.
+    func peer() -> Peer? {
+        // struct ucred is { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields.
+        var fields = [Int32](repeating: 0, count: 3)
+        var length = socklen_t(MemoryLayout<Int32>.size * 3)
+        let result = fields.withUnsafeMutableBytes {
+            getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &length)
+        }
+        guard result == 0 else { return nil }
+        return Peer(pid: fields[0], uid: UInt32(bitPattern: fields[1]), gid: UInt32(bitPattern: fields[2]))
+    }
+
+    /// Writes all of `bytes`; false once the other end is gone.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        writes.withLock { count in
+            count += 1
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes.withUnsafeBytes {
+                    send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { return false }
+                offset += written
+            }
+            return true
+        }
+    }
+
+    /// Reads lines (without the newline) until the end of the stream, a read error, or a line
+    /// longer than `limit` (handed over whole, so the caller can refuse it).
+    func readLines(limit: Int, _ handle: ([UInt8]) -> Bool) {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            buffer.append(contentsOf: chunk[0..<count])
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                guard handle(line) else { return }
+            }
+            if buffer.count > limit {
+                _ = handle(buffer)
+                return
+            }
+        }
+    }
+
+    /// Reads and drops what the other end still sends (at most `limit` bytes), so that closing
+    /// after a refusal does not reset the connection before the refusal is read.
+    func drain(limit: Int = 1 << 20) {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var total = 0
+        while total < limit {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            total += count
+        }
+    }
+
+    /// Ends this side's writing: the other end reads to the end of what was sent, then EOF.
+    func shutDownWriting() { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+
+    /// Stops reads and accepts in progress (another thread is blocked in them).
+    func shutDown() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+    private static func make() throws(HostError) -> UnixSocket {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw ProcFS.failure("cannot make a socket", code: .socketFailed) }
+        return UnixSocket(descriptor: descriptor)
+    }
+
+    private static func withAddress(
+        _ path: String,
+        _ body: (UnsafePointer<sockaddr>, socklen_t) throws(HostError) -> Void
+    ) throws(HostError) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else {
+            throw HostError(
+                .socketFailed,
+                "socket path too long (\(bytes.count) bytes, at most \(capacity - 1)): \(path)"
+            )
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        var result: Result<Void, HostError> = .success(())
+        withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                do throws(HostError) {
+                    try body(address, socklen_t(MemoryLayout<sockaddr_un>.size))
+                } catch {
+                    result = .failure(error)
+                }
+            }
+        }
+        try result.get()
+    }
+}

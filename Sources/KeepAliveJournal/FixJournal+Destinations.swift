@@ -1,0 +1,182 @@
+import FoundationEssentials
+import GRDB
+import KeepAliveCore
+
+/// Each destination's queue in the journal: how far it was delivered in order, who delivers it
+/// now (a lease, so the service and `keepalive upload` never deliver it at once), and its
+/// dead letters.
+extension FixJournal {
+    /// Adds a destination, or changes its settings: its queue is kept either way. A new
+    /// destination starts with every record the journal holds.
+    public func register(destination name: String, settings: String) throws(JournalError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO destination (name, settings) VALUES (?, ?)
+                    ON CONFLICT(name) DO UPDATE SET settings = excluded.settings
+                    """,
+                arguments: [name, settings]
+            )
+        }
+    }
+
+    /// The destinations and their settings, by name.
+    public func destinations() throws(JournalError) -> [(name: String, settings: String)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT name, settings FROM destination ORDER BY name").map { ($0[0], $0[1]) }
+        }
+    }
+
+    /// Takes or renews the right to deliver `destination` until `ttl` from now. `false` while
+    /// another owner's lease holds.
+    public func acquireLease(for destination: String, owner: String, ttl: Duration) throws(JournalError) -> Bool {
+        let now = now().timeIntervalSince1970
+        return try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE destination SET leaseOwner = ?, leaseExpires = ?
+                    WHERE name = ? AND (leaseOwner IS NULL OR leaseOwner = ? OR leaseExpires < ?)
+                    """,
+                arguments: [owner, now + ttl.seconds, destination, owner, now]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    /// Gives the lease up at once (if `owner` holds it), so another process can deliver.
+    public func releaseLease(for destination: String, owner: String) throws(JournalError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE destination SET leaseOwner = NULL, leaseExpires = NULL WHERE name = ? AND leaseOwner = ?",
+                arguments: [destination, owner]
+            )
+        }
+    }
+
+    /// What `destination` should send next, at most `limit`: dead letters queued for retry
+    /// first, then the records after the last one delivered, in order.
+    public func pending(for destination: String, limit: Int) throws(JournalError) -> [JournalRecord] {
+        try read { db in
+            guard let through = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination])
+            else { throw JournalError.unknownDestination(destination) }
+            let retries = try Row.fetchAll(
+                db,
+                sql: JournalSchema.selectFix
+                    + " WHERE seq IN (SELECT seq FROM deadLetter WHERE destination = ? AND retry = 1) ORDER BY seq LIMIT ?",
+                arguments: [destination, limit]
+            )
+            let next = try Row.fetchAll(
+                db,
+                sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?",
+                arguments: [through, limit - retries.count]
+            )
+            return (retries + next).map(JournalSchema.record)
+        }
+    }
+
+    /// Records that the server acknowledged `records`: the in-order cursor moves past them
+    /// (never back), dead letters among them are cleared.
+    public func markDelivered(_ records: some Collection<JournalRecord>, to destination: String) throws(JournalError) {
+        guard !records.isEmpty else { return }
+        let now = now().timeIntervalSince1970
+        try write { db in
+            let through = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination]) ?? 0
+            let newest = max(through, records.map(\.sequence).max() ?? 0)
+            // Only retried dead letters can be at or below the cursor.
+            let retried = records.filter { $0.sequence <= through }.map(\.sequence)
+            if !retried.isEmpty {
+                try db.execute(
+                    sql: "DELETE FROM deadLetter WHERE destination = ? AND seq IN (\(retried.map(String.init).joined(separator: ",")))",
+                    arguments: [destination]
+                )
+            }
+            try db.execute(
+                sql: """
+                    UPDATE destination SET deliveredThrough = max(deliveredThrough, ?), lastSuccess = ?,
+                        headSeq = NULL, headTries = 0 WHERE name = ?
+                    """,
+                arguments: [newest, now, destination]
+            )
+        }
+    }
+
+    /// Notes a failure that will be tried again (the server unreachable, a 5xx).
+    public func recordFailure(_ message: String, for destination: String) throws(JournalError) {
+        let now = now().timeIntervalSince1970
+        try write { db in
+            try db.execute(
+                sql: "UPDATE destination SET lastError = ?, lastErrorAt = ? WHERE name = ?",
+                arguments: [message, now, destination]
+            )
+        }
+    }
+
+    /// Notes that the server refused `record` for good; after `maximumTries` refusals it goes to
+    /// the dead letters and the queue moves on. Returns whether it did.
+    @discardableResult
+    public func recordRefusal(
+        of record: JournalRecord,
+        reason: String,
+        by destination: String,
+        maximumTries: Int
+    ) throws(JournalError) -> Bool {
+        let now = now().timeIntervalSince1970
+        return try write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT headSeq, headTries FROM destination WHERE name = ?", arguments: [destination])
+            else { throw JournalError.unknownDestination(destination) }
+            let head: Int64? = row[0]
+            let tries = (head == record.sequence ? row[1] as Int : 0) + 1
+            try db.execute(
+                sql: "UPDATE destination SET headSeq = ?, headTries = ?, lastError = ?, lastErrorAt = ? WHERE name = ?",
+                arguments: [record.sequence, tries, reason, now, destination]
+            )
+            guard tries >= maximumTries else { return false }
+            try db.execute(
+                sql: """
+                    INSERT INTO deadLetter (destination, seq, reason, tries, at, retry) VALUES (?, ?, ?, ?, ?, 0)
+                    ON CONFLICT(destination, seq) DO UPDATE SET reason = excluded.reason,
+                        tries = deadLetter.tries + excluded.tries, at = excluded.at, retry = 0
+                    """,
+                arguments: [destination, record.sequence, reason, tries, now]
+            )
+            try db.execute(
+                sql: """
+                    UPDATE destination SET deliveredThrough = max(deliveredThrough, ?), headSeq = NULL, headTries = 0
+                    WHERE name = ?
+                    """,
+                arguments: [record.sequence, destination]
+            )
+            return true
+        }
+    }
+
+    /// The dead letters, of one destination or all.
+    public func deadLetters(for destination: String? = nil) throws(JournalError) -> [DeadLetter] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT destination, seq, reason, tries, at, retry FROM deadLetter
+                    WHERE ? IS NULL OR destination = ? ORDER BY destination, seq
+                    """,
+                arguments: [destination, destination]
+            ).map {
+                DeadLetter(
+                    destination: $0[0], sequence: $0[1], reason: $0[2], tries: $0[3],
+                    at: Date(timeIntervalSince1970: $0[4]), isQueuedForRetry: $0[5] as Bool
+                )
+            }
+        }
+    }
+
+    /// Queues a destination's dead letters to be sent again, before its next records. Returns how many.
+    @discardableResult
+    public func retryDeadLetters(for destination: String) throws(JournalError) -> Int {
+        try write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM destination WHERE name = ?", arguments: [destination]) != nil
+            else { throw JournalError.unknownDestination(destination) }
+            try db.execute(sql: "UPDATE deadLetter SET retry = 1 WHERE destination = ?", arguments: [destination])
+            return db.changesCount
+        }
+    }
+}

@@ -1,0 +1,188 @@
+public import FoundationEssentials
+import GRDB
+import Glibc
+public import Logging
+public import KeepAliveCore
+
+/// Every fix, durable on disk in order: a SQLite database (through GRDB) in WAL mode, one row
+/// a fix with a sequence number and a stable id, and a queue per delivery destination.
+///
+/// ```swift
+/// let journal = try FixJournal(path: FixJournal.defaultPath)
+/// let record = try journal.append(fix)   // durable once this returns
+/// ```
+///
+/// A file that is damaged or was written by a newer version is never changed: opening it throws.
+/// Several processes can share one journal (the service and `keepalive upload`).
+public final class FixJournal: Sendable {
+    /// The journal file.
+    public let path: String
+    /// How much is kept: age, count and bytes.
+    public let retention: JournalRetention
+    /// How durable an append is before it counts as stored.
+    public let durability: JournalDurability
+    let database: DatabaseQueue
+    package let now: @Sendable () -> Date
+    let battery: @Sendable () -> Int?
+    let logger: Logger
+    private let observers = Locked([Int: AsyncStream<Int64>.Continuation]())
+    private let appendsSinceRetention = Locked(0)
+
+    /// Opens the journal at `path`, creating it (mode 0600, its folder 0700) if it does not exist.
+    public init(
+        path: String,
+        retention: JournalRetention = JournalRetention(),
+        durability: JournalDurability = .full,
+        now: @escaping @Sendable () -> Date = { Date() },
+        battery: @escaping @Sendable () -> Int? = PowerSupply.cachedBatteryLevel(),
+        logger: Logger = Logger(label: "LocationKeepAlive.journal")
+    ) throws(JournalError) {
+        self.path = path
+        self.retention = retention
+        self.durability = durability
+        self.now = now
+        self.battery = battery
+        self.logger = logger
+        try Self.prepareFile(at: path)
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.busyMode = .timeout(10)
+        configuration.label = "journal"
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        do {
+            try Self.inspect(path)  // read-only first: switching to WAL writes the file's header
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            do {
+                try JournalSchema.migrator.migrate(database)
+            } catch {
+                // Two processes creating one journal at once: the second sees the first's schema.
+                try JournalSchema.migrator.migrate(database)
+            }
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw Self.journalError(error, path: path)
+        }
+        // Retention writes: on a full disk the journal still opens (to read, export, deliver).
+        do { try applyRetention() } catch { logger.warning("journal retention could not run", metadata: ["error": "\(error)"]) }
+    }
+
+    /// `$XDG_STATE_HOME/keepalive/journal.sqlite` (`~/.local/state/...` without it).
+    public static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let state =
+            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "\(environment["HOME"] ?? "/root")/.local/state"
+        return "\(state)/keepalive/journal.sqlite"
+    }
+
+    /// Stores a fix; it is durable (at the journal's `durability`) when this returns.
+    @discardableResult
+    public func append(_ location: Location) throws(JournalError) -> JournalRecord {
+        try append(contentsOf: [location])[0]
+    }
+
+    /// Stores fixes in one transaction, in order.
+    @discardableResult
+    public func append(contentsOf locations: [Location]) throws(JournalError) -> [JournalRecord] {
+        guard !locations.isEmpty else { return [] }
+        let recordedAt = now()
+        let battery = battery()
+        let records: [JournalRecord]
+        do {
+            records = try database.write { db in
+                let insert = try db.cachedStatement(sql: JournalSchema.insertFix)
+                return try locations.map { location in
+                    let id = UUID().uuidString.lowercased()
+                    try insert.execute(arguments: JournalSchema.arguments(location, id: id, recordedAt: recordedAt, battery: battery))
+                    return JournalRecord(
+                        sequence: db.lastInsertedRowID, id: id, location: location, recordedAt: recordedAt, battery: battery
+                    )
+                }
+            }
+        } catch {
+            throw Self.journalError(error, path: path)
+        }
+        notify(records[records.count - 1].sequence)
+        let due = appendsSinceRetention.withLock { count in
+            count += records.count
+            guard count >= 256 else { return false }
+            count = 0
+            return true
+        }
+        if due { try applyRetention() }
+        return records
+    }
+
+    /// Up to `limit` records after `sequence`, in order.
+    public func records(after sequence: Int64, limit: Int = 1_000) throws(JournalError) -> [JournalRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [sequence, limit])
+                .map(JournalSchema.record)
+        }
+    }
+
+    /// Calls `body` with every record whose fix time is in `from...to` (all when `nil`), in
+    /// order, reading in pages so memory stays constant whatever the journal's size.
+    public func forEachRecord(
+        from: Date? = nil,
+        to: Date? = nil,
+        _ body: (JournalRecord) throws -> Void
+    ) throws {
+        var after: Int64 = 0
+        let lower = from?.timeIntervalSince1970 ?? -.infinity
+        let upper = to?.timeIntervalSince1970 ?? .infinity
+        while true {
+            let page = try read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: JournalSchema.selectFix
+                        + " WHERE seq > ? AND coalesce(fixTime, recordedAt) BETWEEN ? AND ? ORDER BY seq LIMIT 2000",
+                    arguments: [after, lower, upper]
+                ).map(JournalSchema.record)
+            }
+            for record in page { try body(record) }
+            guard let last = page.last, page.count == 2000 else { return }
+            after = last.sequence
+        }
+    }
+
+    /// The sequence number of each append from now on (the newest when several came together).
+    /// Within this process only; other processes see new records by reading.
+    public func appends() -> AsyncStream<Int64> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
+        let key = observers.withLock { observers in
+            let key = (observers.keys.max() ?? 0) + 1
+            observers[key] = continuation
+            return key
+        }
+        continuation.onTermination = { [weak self] _ in self?.observers.withLock { _ = $0.removeValue(forKey: key) } }
+        return stream
+    }
+
+    private func notify(_ sequence: Int64) {
+        for continuation in observers.withLock({ Array($0.values) }) { continuation.yield(sequence) }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw Self.journalError(error, path: path)
+        }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
+        do {
+            return try database.write(body)
+        } catch {
+            throw Self.journalError(error, path: path)
+        }
+    }
+}
+
+extension FixJournal: FixRecorder {
+    /// Appends `fix` (see ``append(_:)``).
+    public func record(_ fix: Location) throws { _ = try append(fix) }
+}

@@ -1,0 +1,26 @@
+public import FoundationEssentials
+public import KeepAliveCore
+
+/// One fix as the journal keeps it: its place in the journal, a stable unique id, the fix
+/// itself (its own time in `location.timestamp`), and when and with what battery it was recorded.
+public struct JournalRecord: Sendable, Hashable {
+    /// The journal's sequence number: increasing, never reused.
+    public var sequence: Int64
+    /// A unique id that stays with the record wherever it is delivered (a UUID).
+    public var id: String
+    /// The fix as the service delivered it.
+    public var location: Location
+    /// When the journal stored it.
+    public var recordedAt: Date
+    /// The battery's charge in percent when it was recorded, where the machine has a battery.
+    public var battery: Int?
+
+    /// A record as stored.
+    public init(sequence: Int64, id: String, location: Location, recordedAt: Date, battery: Int? = nil) {
+        self.sequence = sequence
+        self.id = id
+        self.location = location
+        self.recordedAt = recordedAt
+        self.battery = battery
+    }
+}

@@ -1,0 +1,107 @@
+import FoundationEssentials
+import GRDB
+import KeepAliveCore
+
+/// The journal's tables, their migrations, and how a fix maps to a row.
+enum JournalSchema {
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE fix (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        uid TEXT NOT NULL UNIQUE,
+                        fixTime REAL,
+                        recordedAt REAL NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        altitudeHAE REAL,
+                        altitudeMSL REAL,
+                        horizontalAccuracy REAL,
+                        verticalAccuracy REAL,
+                        speed REAL,
+                        course REAL,
+                        mode INTEGER NOT NULL,
+                        quality INTEGER,
+                        satellites INTEGER,
+                        device TEXT,
+                        battery INTEGER
+                    );
+                    CREATE INDEX fixTime ON fix(fixTime);
+                    CREATE TABLE destination (
+                        name TEXT PRIMARY KEY,
+                        settings TEXT NOT NULL,
+                        deliveredThrough INTEGER NOT NULL DEFAULT 0,
+                        headSeq INTEGER,
+                        headTries INTEGER NOT NULL DEFAULT 0,
+                        lastSuccess REAL,
+                        lastError TEXT,
+                        lastErrorAt REAL,
+                        leaseOwner TEXT,
+                        leaseExpires REAL
+                    );
+                    CREATE TABLE deadLetter (
+                        destination TEXT NOT NULL REFERENCES destination(name) ON DELETE CASCADE ON UPDATE CASCADE,
+                        seq INTEGER NOT NULL,
+                        reason TEXT NOT NULL,
+                        tries INTEGER NOT NULL,
+                        at REAL NOT NULL,
+                        retry INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (destination, seq)
+                    );
+                    CREATE TABLE counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                    """
+            )
+        }
+        return migrator
+    }()
+
+    static let insertFix = """
+        INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, altitudeHAE, altitudeMSL,
+            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    static let selectFix = """
+        SELECT seq, uid, fixTime, recordedAt, latitude, longitude, altitudeHAE, altitudeMSL,
+            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery
+        FROM fix
+        """
+
+    static func arguments(_ location: Location, id: String, recordedAt: Date, battery: Int?) -> StatementArguments {
+        [
+            id, location.timestamp?.timeIntervalSince1970, recordedAt.timeIntervalSince1970,
+            location.latitude, location.longitude, location.altitudeHAE, location.altitudeMSL,
+            location.horizontalAccuracy, location.verticalAccuracy, location.speed, location.course,
+            location.mode.rawValue, location.quality?.rawValue, location.satellitesUsed, location.device, battery,
+        ]
+    }
+
+    static func record(_ row: Row) -> JournalRecord {
+        let fixTime: Double? = row[2]
+        let quality: Int? = row[13]
+        let location = Location(
+            latitude: row[4],
+            longitude: row[5],
+            altitudeHAE: row[6],
+            altitudeMSL: row[7],
+            horizontalAccuracy: row[8],
+            verticalAccuracy: row[9],
+            speed: row[10],
+            course: row[11],
+            timestamp: fixTime.map { Date(timeIntervalSince1970: $0) },
+            mode: FixMode(rawValue: row[12]) ?? .notSeen,
+            quality: quality.flatMap(FixQuality.init(rawValue:)),
+            satellitesUsed: row[14],
+            device: row[15]
+        )
+        return JournalRecord(
+            sequence: row[0],
+            id: row[1],
+            location: location,
+            recordedAt: Date(timeIntervalSince1970: row[3]),
+            battery: row[16]
+        )
+    }
+}

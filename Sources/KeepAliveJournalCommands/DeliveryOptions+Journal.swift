@@ -1,0 +1,63 @@
+import ArgumentParser
+import KeepAliveCommands
+import KeepAliveDelivery
+import KeepAliveJournal
+import KeepAliveCore
+
+extension DeliveryOptions: JournalChecked {
+    func check() throws {
+        for destination in try parsedDestinations() {
+            do { try destination.checkCredentials() } catch { throw ValidationError("--deliver \(destination.name): \(error)") }
+        }
+        _ = try policy()
+        guard JournalDurability(rawValue: durability) != nil else { throw ValidationError("--durability takes full or normal") }
+    }
+
+    func parsedDestinations() throws -> [Destination] {
+        var names = Set<String>()
+        return try destinations.map { text in
+            guard let equals = text.firstIndex(of: "=") else {
+                throw ValidationError("--deliver takes NAME=URL (for example home=mqtt://localhost/owntracks/me/phone)")
+            }
+            let name = String(text[..<equals])
+            guard names.insert(name).inserted else { throw ValidationError("--deliver: the name \(name) is given twice") }
+            do {
+                return try Destination(name: name, url: String(text[text.index(after: equals)...]))
+            } catch {
+                throw ValidationError("--deliver: \(error)")
+            }
+        }
+    }
+
+    func policy() throws -> DeliveryPolicy {
+        var policy = DeliveryPolicy()
+        guard batchThreshold >= 1, batchMax >= 1, maxRefusals >= 1 else {
+            throw ValidationError("--batch-threshold, --batch-max and --max-refusals take a number of at least 1")
+        }
+        guard let latency = Duration(parsing: batchLatency) else {
+            throw ValidationError("--batch-latency takes a duration such as 5s or 500ms")
+        }
+        policy.batchThreshold = batchThreshold
+        policy.maximumBatch = batchMax
+        policy.maximumLatency = latency
+        policy.maximumRefusals = maxRefusals
+        guard let lease = Duration(parsing: lease), lease >= .seconds(1) else {
+            throw ValidationError("--lease takes a duration of at least 1s")
+        }
+        policy.leaseDuration = lease
+        return policy
+    }
+
+    var path: String { journal ?? FixJournal.defaultPath }
+
+    func openJournal() throws -> FixJournal {
+        try FixJournal(path: path, durability: JournalDurability(rawValue: durability) ?? .full)
+    }
+
+    /// The destinations given, or with none given those the journal already has.
+    func destinations(in journal: FixJournal) throws -> [Destination] {
+        let given = try parsedDestinations()
+        guard given.isEmpty else { return given }
+        return try journal.destinations().map { try Destination(name: $0.name, url: $0.settings) }
+    }
+}

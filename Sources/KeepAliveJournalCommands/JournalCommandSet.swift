@@ -1,0 +1,49 @@
+package import ArgumentParser
+package import KeepAliveCommands
+import KeepAliveCore
+import KeepAliveDelivery
+import KeepAliveJournal
+
+/// A command whose work needs the journal: done here, in `keepalive-journal`.
+protocol JournalBacked {
+    /// Does the command's work.
+    func perform() async throws
+}
+
+/// Options whose checks need the journal's or delivery's types.
+protocol JournalChecked {
+    /// Throws a `ValidationError` when the options cannot be used.
+    func check() throws
+}
+
+/// The journal commands `keepalive-journal` links into the `keepalive` command.
+package struct JournalCommandSet: JournalCommands {
+    package init() {}
+
+    package func validate(_ command: any ParsableArguments) throws {
+        try (command as? any JournalChecked)?.check()
+    }
+
+    package func run(_ command: any ParsableCommand) async throws {
+        guard let command = command as? any JournalBacked else {
+            preconditionFailure("\(type(of: command)) has no journal work")
+        }
+        try await command.perform()
+    }
+
+    package func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool) throws -> ServiceJournal {
+        let journal = try options.openJournal()
+        let destinations = try options.parsedDestinations()
+        var delivery: JournalDelivery?
+        if !destinations.isEmpty {
+            let metrics = recordsMetrics ? DeliveryMetrics(journal: journal) : nil
+            delivery = try JournalDelivery(journal: journal, destinations: destinations, policy: options.policy()) {
+                metrics?.record($0)
+                output.write($0)
+            }
+        }
+        return ServiceJournal(recorder: journal, delivery: delivery) {
+            (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }
+        }
+    }
+}

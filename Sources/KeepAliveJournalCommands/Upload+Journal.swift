@@ -1,0 +1,69 @@
+import ArgumentParser
+import KeepAliveCommands
+import KeepAliveDelivery
+import KeepAliveJournal
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+extension KeepAlive.Upload: JournalBacked {
+    func perform() async throws {
+        let output = Output(json: json)
+        let journal: FixJournal
+        let destinations: [Destination]
+        do {
+            journal = try delivery.openJournal()
+            destinations = try delivery.destinations(in: journal)
+        } catch {
+            output.write(error: error)
+            throw ExitCode(1)
+        }
+        guard !destinations.isEmpty else {
+            output.write(error: ValidationError("the journal \(journal.path) has no destinations: give --deliver NAME=URL"))
+            throw ExitCode(64)
+        }
+        let uploads = try JournalDelivery(
+            journal: journal,
+            destinations: destinations,
+            policy: delivery.policy(),
+            role: "upload"
+        ) { output.write($0) }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: UploadService(delivery: uploads, drain: drain),
+                        successTerminationBehavior: .gracefullyShutdownGroup
+                    )
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: Logger(label: "keepalive.upload")
+            )
+        )
+        try await group.run()
+    }
+}
+
+/// `keepalive upload` as a service: delivers until a graceful shutdown (or, with `drain`,
+/// until nothing is left).
+struct UploadService: Service {
+    let delivery: JournalDelivery
+    let drain: Bool
+
+    func run() async throws {
+        let work = Task { await delivery.run() }
+        await withGracefulShutdownHandler {
+            if drain {
+                while !Task.isCancelled {
+                    let status = try? delivery.journal.status()
+                    if let status, status.destinations.allSatisfy({ $0.depth == 0 }) { break }
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+                work.cancel()
+            }
+            await work.value
+        } onGracefulShutdown: {
+            work.cancel()
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import FoundationEssentials
+public import Logging
+public import KeepAliveAudio
+public import KeepAliveCore
+public import KeepAliveHost
+
+/// The keep-alive service: an application model on the real clock, a keep-alive strategy
+/// (hybrid by default) with real silent audio and gpsd polls, a foreground location watch,
+/// and the authorization store, reporting everything as events.
+public struct KeepAliveService: Sendable {
+    /// What the service runs, and with what.
+    public struct Configuration: Sendable {
+        /// The execution rules: `unlimited` (a plain Linux daemon) unless a host or a policy says otherwise.
+        public var profile: ExecutionProfile = .unlimited
+        /// The background modes the app declares (audio and location keep it alive only if declared).
+        public var backgroundModes: BackgroundModes = [.audio, .location]
+        /// The keep-alive strategy.
+        public var strategy: KeepAliveStrategyKind = .hybrid
+        /// The hybrid driver's interval, pulse length and call-back interval.
+        public var hybrid = HybridKeepAliveMachine.Options()
+        /// Where silent audio goes: an ALSA device, or a WAV file.
+        public var audio: SilentAudioPlayer.Output = .alsa(device: "default")
+        /// Keep the audio device open and prepared between pulses (instead of drain and close).
+        public var keepsAudioDeviceOpen = false
+        /// Enter the background right after launch.
+        public var startsInBackground = false
+        /// Whether the machine runs low on battery (the call-back interval stretches then).
+        public var isLowPower: @Sendable () -> Bool = { PowerSupply.isLowPower() }
+        /// Run as an app of `keepalive host` (connected, `hello` said): its rules are the
+        /// host's, and what the app does is reported to it.
+        public var host: (client: HostClient, app: String)?
+        /// Every fix the service delivers (watched or polled) is recorded here: a `FixJournal`
+        /// keeps them durably.
+        public var journal: (any FixRecorder)?
+        /// Runs beside the service, paused while the host freezes the app: a `JournalDelivery`
+        /// delivers the journal to tracking servers (and `keepalive upload` takes over while paused).
+        public var delivery: (any PausableWork)?
+        /// Counts fixes, polls, pulses, reconnections, suspensions and the delivery queue through
+        /// swift-metrics, as `keepalive_*` metrics (listed in the command-line tool article);
+        /// bootstrap a backend to read them.
+        public var recordsMetrics = false
+
+        /// The defaults: unlimited rules, hybrid strategy, ALSA's default device.
+        public init() {}
+    }
+
+    /// Something the service did, for its output.
+    public enum Event: Sendable {
+        /// Running, with these rules, strategy and authorization.
+        case started(profile: String, strategy: String, authorization: LocationAuthorization)
+        /// The application model's lifecycle: launched, background, suspended...
+        case lifecycle(AppEvent)
+        /// What the strategy decided, and why.
+        case decision(String)
+        /// A background location poll's result.
+        case poll(Result<Location, LocationError>)
+        /// A silent pulse played (or failed: `error`).
+        case pulse(length: Duration, device: String, error: String?)
+        /// A fix from the foreground watch.
+        case fix(Location)
+        /// The location source's status: connected, lost, reconnecting...
+        case status(LocationStatus)
+        /// The authorization changed (another process, a prompt, a grant running out).
+        case authorizationChanged(LocationAuthorization)
+        /// The hybrid driver's periodic client call-back.
+        case callback
+        /// Something failed and the service goes on.
+        case error(String)
+        /// Stopped gracefully.
+        case stopped
+    }
+
+    /// What the service runs.
+    public let configuration: Configuration
+    /// Where its fixes come from.
+    public let locationManager: LocationManager
+    /// The app's authorization, followed and enforced; `nil` behaves as always.
+    public let authorization: LocationAuthorizationManager?
+    let logger: Logger
+
+    /// A service, not yet running (see ``run(commands:turned:emit:)``).
+    public init(
+        configuration: Configuration,
+        locationManager: LocationManager,
+        authorization: LocationAuthorizationManager?,
+        logger: Logger = Logger(label: "LocationKeepAlive.service")
+    ) {
+        self.configuration = configuration
+        self.locationManager = locationManager
+        self.authorization = authorization
+        self.logger = logger
+    }
+
+    /// Runs until `commands` ends (graceful shutdown), then ends tasks, stops audio and closes gpsd.
+    ///
+    /// - Parameters:
+    ///   - external: lifecycle changes from outside (signals, a host); the end of the stream stops it.
+    ///   - turned: called after each turn of the application's run loop, in its isolation (a
+    ///     watchdog's proof that the loop is not stuck: see ``ApplicationCommand/heartbeat``).
+    ///   - output: everything the service does, as it happens.
+    public func run(
+        commands external: AsyncStream<ApplicationCommand>,
+        turned: () -> Void = {},
+        emit output: @escaping @Sendable (Event) -> Void
+    ) async {
+        let metrics = configuration.recordsMetrics ? ServiceMetrics() : nil
+        let emit: @Sendable (Event) -> Void = { event in
+            metrics?.record(event)
+            output(event)
+        }
+        let (commands, post) = AsyncStream.makeStream(of: ApplicationCommand.self)
+        let forwarder = Task {
+            for await command in external { post.yield(command) }
+            post.finish()
+        }
+        let status = authorization?.status ?? .always
+        let journal = configuration.journal
+        let record: @Sendable (Location) -> Void = { fix in
+            guard let journal else { return }
+            do { try journal.record(fix) } catch { emit(.error("\(error)")) }
+        }
+        let delivery = configuration.delivery
+        let deliveryTask = delivery.map { delivery in Task { await delivery.run() } }
+        let app = Application(
+            profile: configuration.profile,
+            backgroundModes: configuration.backgroundModes,
+            authorization: status,
+            logger: logger
+        )
+        let player = SilentAudioPlayer(output: configuration.audio, keepsDeviceOpen: configuration.keepsAudioDeviceOpen)
+        let audio = ServiceAudioOutput(app: app, player: player) { post.yield($0) }
+        let location = ServiceLocationProvider(app: app, manager: locationManager) { post.yield($0) }
+        let context = KeepAliveContext(app: app, audio: audio, location: location) { note in emit(.decision(note)) }
+        let strategy = configuration.strategy.make(
+            context,
+            hybridOptions: configuration.hybrid,
+            isLowPower: configuration.isLowPower
+        )
+        (strategy as? HybridKeepAlive)?.onCallback = { emit(.callback) }
+        let hostLink = configuration.host.map { HostLink(client: $0.client, app: $0.app) }
+        hostLink?.report(app)
+        let hostNotices = hostLink?.follow(
+            post: { post.yield($0) },
+            prepareForSuspension: { [locationManager] in
+                await player.stopLoop()
+                locationManager.closeSessionForSuspension()
+                await delivery?.pause()
+            },
+            resumed: { [locationManager] in
+                locationManager.resumeAfterSuspension()
+                delivery?.resume()
+            },
+            note: { emit(.decision($0)) }
+        )
+
+        // The app's own foreground work: a location watch while active.
+        var watch: Task<Void, Never>?
+        let manager = locationManager
+        app.addObserver { event in
+            emit(.lifecycle(event))
+            manager.applicationState = app.state
+            switch event {
+            case .didBecomeActive:
+                watch?.cancel()
+                watch = Task {
+                    do {
+                        for try await update in manager.updates() {
+                            switch update {
+                            case .location(let fix):
+                                record(fix)
+                                emit(.fix(fix))
+                            case .status(let status): emit(.status(status))
+                            }
+                        }
+                    } catch {
+                        emit(.error("\(error)"))
+                    }
+                }
+            case .didEnterBackground, .willTerminate, .terminated:
+                watch?.cancel()
+                watch = nil
+            default: break
+            }
+        }
+        let authorizationWatch = authorization.map { authorization in
+            let changes = authorization.changes()
+            return Task {
+                for await snapshot in changes {
+                    emit(.authorizationChanged(snapshot.status))
+                    post.yield(.setAuthorization(snapshot.status))
+                }
+            }
+        }
+
+        emit(
+            .started(
+                profile: configuration.profile.name,
+                strategy: configuration.strategy.rawValue,
+                authorization: status
+            )
+        )
+        app.launch()
+        if configuration.startsInBackground { app.enterBackground() }
+        await ApplicationRunLoop(clock: DispatchClock()).run(
+            app,
+            commands: commands,
+            deliver: { completion in
+                switch completion {
+                case .audioPulse(let id, let error):
+                    emit(.pulse(length: configuration.hybrid.pulseLength, device: player.output.description, error: error))
+                    audio.finished(id, error: error)
+                case .locationRequest(let id, let result):
+                    if case .success(let fix) = result { record(fix) }
+                    emit(.poll(result))
+                    location.finished(id, result: result)
+                }
+            },
+            afterEachStep: turned
+        )
+        // Graceful stop: end tasks and timers, stop audio and location, close gpsd.
+        app.terminate()
+        watch?.cancel()
+        authorizationWatch?.cancel()
+        hostNotices?.cancel()
+        forwarder.cancel()
+        audio.stopLoop()
+        location.stopUpdates()
+        await player.stopLoop()
+        deliveryTask?.cancel()
+        await deliveryTask?.value
+        withExtendedLifetime(strategy) {}
+        emit(.stopped)
+    }
+}

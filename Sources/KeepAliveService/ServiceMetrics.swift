@@ -1,0 +1,47 @@
+import CoreMetrics
+import KeepAliveCore
+
+/// What a running ``KeepAliveService`` counts, through swift-metrics: no cost until the
+/// program bootstraps a backend (`keepalive run --metrics` bootstraps Prometheus). The metrics
+/// (delivery counts its own: `DeliveryMetrics`) and their dimensions are listed in the documentation's command-line tool article.
+struct ServiceMetrics: Sendable {
+    private let fixes = Counter(label: "keepalive_fixes_total")
+    private let pollsOK = Counter(label: "keepalive_polls_total", dimensions: [("result", "ok")])
+    private let pollsFailed = Counter(label: "keepalive_polls_total", dimensions: [("result", "failed")])
+    private let pulsesOK = Counter(label: "keepalive_pulses_total", dimensions: [("result", "ok")])
+    private let pulsesFailed = Counter(label: "keepalive_pulses_total", dimensions: [("result", "failed")])
+    private let losses = Counter(label: "keepalive_gpsd_connection_losses_total")
+    private let reconnections = Counter(label: "keepalive_gpsd_reconnections_total")
+    private let suspensions = Counter(label: "keepalive_suspensions_total")
+    private let background = Gauge(label: "keepalive_background")
+
+    init() {
+        background.record(0)
+    }
+
+    func record(_ event: KeepAliveService.Event) {
+        switch event {
+        case .fix:
+            fixes.increment()
+        case .poll(.success):
+            pollsOK.increment()
+            fixes.increment()
+        case .poll(.failure):
+            pollsFailed.increment()
+        case .pulse(_, _, let error):
+            (error == nil ? pulsesOK : pulsesFailed).increment()
+        case .status(.connectionLost):
+            losses.increment()
+        case .status(.reconnecting):
+            reconnections.increment()
+        case .lifecycle(.suspended):
+            suspensions.increment()
+        case .lifecycle(.didEnterBackground):
+            background.record(1)
+        case .lifecycle(.willEnterForeground), .lifecycle(.didBecomeActive):
+            background.record(0)
+        default:
+            break
+        }
+    }
+}

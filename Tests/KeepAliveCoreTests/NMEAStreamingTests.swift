@@ -1,0 +1,68 @@
+import Foundation
+import Glibc
+@testable import KeepAliveCore
+import LocationKeepAliveMocks
+import Testing
+
+/// The decoder reading a log piece by piece gives what it gives with the whole log in memory,
+/// wherever the pieces end; and a stream with nothing yet is a wait, not the end.
+@Suite struct NMEAStreamingTests {
+    private func decodeAll(_ decoder: inout NMEADecoder) -> [FixReport] {
+        var reports: [FixReport] = []
+        while let report = decoder.next() { reports.append(report) }
+        return reports
+    }
+
+    @Test(arguments: [1, 7, 83, 4096, 65_536])
+    func piecesOfAnySizeDecodeLikeTheWholeLog(chunk: Int) throws {
+        for fixture in NMEAFixture.all + NMEAFixture.madeUp {
+            var whole = NMEADecoder(bytes: try fixture.bytes(), device: fixture.name)
+            var pieces = NMEADecoder(input: try NMEAInput(path: fixture.url.path), device: fixture.name, chunk: chunk)
+            let expected = decodeAll(&whole)
+            let streamed = decodeAll(&pieces)
+            #expect(streamed == expected, "\(fixture) in pieces of \(chunk)")
+            #expect(pieces.statistics == whole.statistics, "\(fixture) in pieces of \(chunk)")
+        }
+    }
+
+    @Test func aPipeWithNothingYetIsAWaitAndItsEndIsTheEnd() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let input = try NMEAInput(path: "/proc/self/fd/\(ends[0])")
+        #expect(input.isStream)
+        var decoder = NMEADecoder(input: input, device: "pipe")
+        #expect(decoder.next() == nil)
+        #expect(decoder.isWaitingForInput)
+
+        let log = try NMEAFixture.mt3339.bytes()
+        var reports: [FixReport] = []
+        for start in stride(from: 0, to: log.count, by: 500) {
+            let piece = Array(log[start..<min(start + 500, log.count)])
+            #expect(piece.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == piece.count)
+            while let report = decoder.next() { reports.append(report) }
+            #expect(decoder.isWaitingForInput, "a pipe still open is never the end")
+        }
+        close(ends[1])
+        while let report = decoder.next() { reports.append(report) }
+        #expect(!decoder.isWaitingForInput)
+        var whole = NMEADecoder(bytes: log, device: "pipe")
+        #expect(reports == decodeAll(&whole))
+        #expect(reports.compactMap(\.location).count == 30)
+    }
+
+    @Test func refusalsSayTheRealReason() throws {
+        #expect(throws: LocationError.self) { try NMEAInput(path: "/no/such/log") }
+        do {
+            _ = try NMEAInput(path: "/tmp")
+            Issue.record("a directory was opened as a log")
+        } catch {
+            #expect(error.message.contains("directory"))
+        }
+        let null = try NMEAInput(path: "/dev/null")
+        var decoder = NMEADecoder(input: null)
+        #expect(decoder.next() == nil)
+        #expect(!decoder.isWaitingForInput)
+        #expect(decoder.statistics.sentences == 0)
+    }
+}

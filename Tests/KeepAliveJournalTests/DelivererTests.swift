@@ -1,0 +1,214 @@
+import Clocks
+import Foundation
+import KeepAliveCore
+import KeepAliveDelivery
+import KeepAliveJournal
+import LocationKeepAliveMocks
+import DeliveryMocks
+import Testing
+
+/// The deliverer on a test clock against a scripted transport: order, batching, backoff,
+/// dead letters, and one delivering process at a time.
+@Suite struct DelivererTests {
+    final class Rig: Sendable {
+        let clock = TestClock<Duration>()
+        let folder = TemporaryFolder()
+        let journal: FixJournal
+
+        init() throws {
+            let clock = clock
+            journal = try FixJournal(
+                path: folder.file("j.sqlite"),
+                now: { Date(timeIntervalSince1970: 1_795_000_000 + TestClock<Duration>.Instant().duration(to: clock.now).seconds) }
+            )
+            try journal.register(destination: "server", settings: "traccar+http://localhost/?id=1")
+        }
+
+        func deliverer(
+            _ transport: ScriptedDeliveryTransport,
+            policy: DeliveryPolicy,
+            owner: String = "service",
+            events: @escaping @Sendable (DeliveryEvent) -> Void = { _ in }
+        ) -> Deliverer {
+            Deliverer(
+                destination: "server", journal: journal, transport: transport, policy: policy, owner: owner, clock: clock,
+                events: events
+            )
+        }
+
+        /// Moves the clock a second at a time, letting the deliverer run between steps.
+        func advance(seconds: Int) async {
+            for _ in 0..<seconds {
+                await clock.advance(by: .seconds(1))
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+
+        /// Moves the clock a second at a time until `transport`'s log satisfies `condition`
+        /// (at most `seconds`), giving the deliverer real time to reach its next wait between
+        /// steps (a slow machine, or TSan, may need more than a step). Returns the seconds moved.
+        @discardableResult
+        func advance(
+            _ transport: ScriptedDeliveryTransport,
+            atMost seconds: Int,
+            until condition: @escaping @Sendable (ScriptedDeliveryTransport.Log) -> Bool
+        ) async -> Int? {
+            for moved in 0...seconds {
+                if await transport.wait(timeout: .milliseconds(100), until: condition) { return moved }
+                await clock.advance(by: .seconds(1))
+            }
+            return nil
+        }
+    }
+
+    static func policy(threshold: Int = 1, latency: Duration = .seconds(5), batch: Int = 100) -> DeliveryPolicy {
+        var policy = DeliveryPolicy()
+        policy.batchThreshold = threshold
+        policy.maximumLatency = latency
+        policy.maximumBatch = batch
+        return policy
+    }
+
+    @Test func fixesGoInOrderInBatchesOfAtMostTheMaximum() async throws {
+        let rig = try Rig()
+        let transport = ScriptedDeliveryTransport()
+        try rig.journal.append(contentsOf: (1...12).map { fix($0) })
+        let task = Task { await rig.deliverer(transport, policy: Self.policy(threshold: 5, batch: 5)).run() }
+        defer { task.cancel() }
+        #expect(await transport.wait { $0.batches.count == 2 })
+        #expect(transport.current.batches == [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]])
+        await rig.advance(seconds: 3)
+        #expect(transport.current.batches.count == 2)  // 2 waiting, below the threshold, younger than 5 s
+        #expect(await rig.advance(transport, atMost: 10) { $0.batches.count == 3 } != nil)
+        #expect(transport.current.acknowledged.map(\.sequence) == Array(1...12))
+        #expect(try rig.journal.status().destinations[0].depth == 0)
+    }
+
+    @Test func aFixWaitsAtMostTheLatencyBoundWhenTheThresholdIsNotReached() async throws {
+        let rig = try Rig()
+        let transport = ScriptedDeliveryTransport()
+        let task = Task { await rig.deliverer(transport, policy: Self.policy(threshold: 10, latency: .seconds(4))).run() }
+        defer { task.cancel() }
+        await rig.advance(seconds: 1)
+        try rig.journal.append(fix(1))
+        await rig.advance(seconds: 2)
+        try rig.journal.append(fix(2))
+        await rig.advance(seconds: 1)
+        #expect(transport.current.batches.isEmpty)
+        #expect(await rig.advance(transport, atMost: 5) { $0.batches.count == 1 } == 1)  // fix 1 has waited 4 s
+        #expect(transport.current.batches == [[1, 2]])
+        try rig.journal.append(contentsOf: (3...12).map { fix($0) })  // the threshold: at once
+        #expect(await transport.wait { $0.batches.count == 2 })
+        #expect(transport.current.batches[1] == Array(3...12))
+    }
+
+    @Test func failuresBackOffExponentiallyAndGoAtOnceWhenTheServerIsReachable() async throws {
+        let rig = try Rig()
+        let transport = ScriptedDeliveryTransport { _, attempt in attempt <= 6 ? .unavailable("HTTP 503") : .acknowledge }
+        let retries = Locked([Duration]())
+        try rig.journal.append(fix(1))
+        let deliverer = rig.deliverer(transport, policy: Self.policy()) { event in
+            if case .failed(_, _, let retryIn) = event { retries.withLock { $0.append(retryIn) } }
+        }
+        let task = Task { await deliverer.run() }
+        defer { task.cancel() }
+        #expect(await transport.wait { $0.batches.count == 1 })
+        #expect(await rig.advance(transport, atMost: 1 + 2 + 4 + 8 + 10) { $0.batches.count == 5 } != nil)
+        let waits = retries.withLock { $0 }
+        for (index, wait) in waits.prefix(4).enumerated() {
+            let full = Double(1 << index)
+            #expect(wait.seconds >= max(1, full / 2) && wait.seconds <= full, "retry \(index + 1) waited \(wait)")
+        }
+        transport.becomeReachable()  // e.g. MQTT reconnected: no need to wait up to 16 s
+        #expect(await transport.wait { $0.batches.count == 6 })
+        transport.becomeReachable()
+        #expect(await transport.wait { $0.acknowledged.count == 1 })
+        #expect(try rig.journal.status().destinations[0].lastError == "HTTP 503")
+        #expect(Backoffs.capped(attempt: 20) == .seconds(120))
+    }
+
+    @Test func aFixRefusedForGoodGoesToTheDeadLettersAndTheQueueMovesOn() async throws {
+        let rig = try Rig()
+        let transport = ScriptedDeliveryTransport { record, _ in record.sequence == 4 ? .refuse("HTTP 400") : .acknowledge }
+        try rig.journal.append(contentsOf: (1...8).map { fix($0) })
+        var policy = Self.policy()
+        policy.maximumRefusals = 3
+        let task = Task { await rig.deliverer(transport, policy: policy).run() }
+        defer { task.cancel() }
+        #expect(await transport.wait { $0.batches.count == 1 })
+        #expect(await rig.advance(transport, atMost: 20) { $0.acknowledged.count == 7 } != nil)
+        #expect(transport.current.acknowledged.map(\.sequence) == [1, 2, 3, 5, 6, 7, 8])
+        #expect(transport.current.attempts[4] == 3)
+        let letters = try rig.journal.deadLetters()
+        #expect(letters.map(\.sequence) == [4] && letters[0].reason.contains("HTTP 400"))
+    }
+
+    @Test func twoProcessesNeverDeliverTheSameDestinationAtOnce() async throws {
+        let rig = try Rig()
+        let serviceTransport = ScriptedDeliveryTransport()
+        let uploadTransport = ScriptedDeliveryTransport()
+        var policy = Self.policy()
+        policy.leaseDuration = .seconds(15)
+        let service = rig.deliverer(serviceTransport, policy: policy, owner: "service")
+        let upload = rig.deliverer(uploadTransport, policy: policy, owner: "upload")
+        let serviceTask = Task { await service.run() }
+        defer { serviceTask.cancel() }
+        await rig.advance(seconds: 1)
+        let uploadTask = Task { await upload.run() }
+        defer { uploadTask.cancel() }
+        for index in 1...20 {
+            try rig.journal.append(fix(index))
+            await rig.advance(seconds: 1)
+        }
+        #expect(await rig.advance(serviceTransport, atMost: 10) { $0.acknowledged.count == 20 } != nil)
+        #expect(uploadTransport.current.batches.isEmpty)
+        await service.pause()  // the host is about to freeze the service
+        try rig.journal.append(contentsOf: (21...30).map { fix($0) })
+        #expect(await rig.advance(uploadTransport, atMost: 20) { $0.acknowledged.count == 10 } != nil)
+        let all = serviceTransport.current.acknowledged.map(\.sequence) + uploadTransport.current.acknowledged.map(\.sequence)
+        #expect(all == Array(1...30))
+    }
+
+    /// Frozen while it waited for its connection, past its lease, while the uploader took the
+    /// destination over and delivered: thawed, the service sends nothing it read before.
+    @Test func aSendThatOutlivedItsLeaseIsNotMade() async throws {
+        let rig = try Rig()
+        var policy = Self.policy()
+        policy.leaseDuration = .seconds(15)
+        let uploadTransport = ScriptedDeliveryTransport()
+        let upload = rig.deliverer(uploadTransport, policy: policy, owner: "upload")
+        let frozen = Locked(false)
+        let serviceTransport = ScriptedDeliveryTransport(readiness: { [rig] in
+            let first = frozen.withLock { wasFrozen in
+                defer { wasFrozen = true }
+                return !wasFrozen
+            }
+            guard first else { return nil }
+            // The freeze: 20 s pass, the lease lapses, the uploader delivers everything.
+            await rig.clock.advance(by: .seconds(20))
+            let uploadTask = Task { await upload.run() }
+            _ = await uploadTransport.wait(timeout: .seconds(60)) { $0.acknowledged.count == 3 }
+            uploadTask.cancel()
+            await uploadTask.value
+            return nil
+        })
+        let service = rig.deliverer(serviceTransport, policy: policy, owner: "service")
+        try rig.journal.append(contentsOf: (1...3).map { fix($0) })
+        let serviceTask = Task { await service.run() }
+        defer { serviceTask.cancel() }
+        // The clock moved on a second at a time while the uploader works (as in the tests
+        // above: under ThreadSanitizer it once sat in a wait on the test clock for 10 s).
+        #expect(await rig.advance(uploadTransport, atMost: 30) { $0.acknowledged.count == 3 } != nil)
+        await rig.advance(seconds: 3)
+        #expect(serviceTransport.current.batches.isEmpty, "the service read 1...3 before its freeze and must not send them")
+        #expect(uploadTransport.current.acknowledged.map(\.sequence) == [1, 2, 3])
+    }
+}
+
+enum Backoffs {
+    static func capped(attempt: Int) -> Duration {
+        var policy = DeliveryPolicy()
+        policy.minimumBackoff = .seconds(1)
+        return Deliverer.backoff(policy, attempt: attempt, jitter: 1)
+    }
+}

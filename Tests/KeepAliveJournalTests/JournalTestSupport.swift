@@ -1,0 +1,58 @@
+import Foundation
+import KeepAliveCore
+
+/// A temporary folder for one test's journal, removed when the value goes away.
+final class TemporaryFolder: Sendable {
+    let path: String
+
+    init() {
+        path = NSTemporaryDirectory() + "keepalive-journal-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+}
+
+/// A wall clock a test moves by hand.
+final class ManualTime: Sendable {
+    private let seconds = Locked(1_795_000_000.0)
+
+    var now: Date { Date(timeIntervalSince1970: seconds.withLock { $0 }) }
+    func advance(_ duration: Double) { seconds.withLock { $0 += duration } }
+}
+
+func fix(_ index: Int, at time: Date? = nil) -> Location {
+    Location(
+        latitude: 52 + Double(index) * 1e-5,
+        longitude: 4 + Double(index) * 1e-5,
+        altitudeMSL: 10.5,
+        horizontalAccuracy: 4.2,
+        verticalAccuracy: 6.8,
+        speed: 10,
+        course: 271.6,
+        timestamp: time ?? Date(timeIntervalSince1970: 1_700_000_000 + Double(index)),
+        mode: .threeDimensional,
+        satellitesUsed: 9
+    )
+}
+
+/// Runs SQLite's own shell on a file (Debian's sqlite3), as another program would. Started with
+/// `posix_spawn` and reaped by its pid: the test process starts its other children with
+/// swift-subprocess, and Foundation's `Process` beside it would bring a run loop, a socket pair
+/// and a second way of watching children into the same process.
+func sqlite3(_ path: String, _ sql: String) throws {
+    let arguments = ["/usr/bin/sqlite3", path, sql]
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, arguments[0], nil, nil, &argv, environ)
+    var status: Int32 = 0
+    if spawned == 0 {
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    }
+    guard spawned == 0, status == 0 else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "sqlite3 \(path) failed (install sqlite3: scripts/setup)"])
+    }
+}
