@@ -1,5 +1,6 @@
-/// A value behind a lock that tasks can wait on: `wait(until:timeout:)` returns once a
-/// predicate holds, after any `update`, or `false` after the timeout or on cancellation.
+/// A value behind a lock that tasks can wait on: `wait(until:timeout:time:)` returns once a
+/// predicate holds, after any `update`, or `false` after the timeout or on cancellation. What
+/// the MQTT transport's connection state and a deliverer's wake-ups (`WakeSignal`) are made of.
 package final class ObservedState<Value: Sendable>: Sendable {
     private struct Waiter {
         let number: Int
@@ -29,8 +30,13 @@ package final class ObservedState<Value: Sendable>: Sendable {
         return result
     }
 
-    /// Waits until `predicate` holds (at once if it does), for at most `timeout` of real time.
-    package func wait(until predicate: @escaping @Sendable (Value) -> Bool, timeout: Duration) async -> Bool {
+    /// Waits until `predicate` holds (at once if it does), for at most `timeout` on `time`'s
+    /// clock (the real one unless given).
+    package func wait(
+        until predicate: @escaping @Sendable (Value) -> Bool,
+        timeout: Duration,
+        time: TimeSource = TimeSource(DispatchClock())
+    ) async -> Bool {
         let number = state.withLock { state in
             state.count += 1
             return state.count
@@ -47,7 +53,7 @@ package final class ObservedState<Value: Sendable>: Sendable {
                 if let now { return continuation.resume(returning: now) }
                 timer.withLock {
                     $0 = Task { [weak self] in
-                        try? await DispatchClock().sleep(for: timeout)
+                        try? await time.sleep(timeout)
                         self?.give(up: number)
                     }
                 }

@@ -14,12 +14,12 @@ final class CurlSession: @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
 
     /// Why libcurl could not be loaded, or `nil`.
-    static var loadError: String? { LoadedCurl.shared.error }
+    static var loadError: String? { libcurl.error }
 
-    private var api: UnsafePointer<ccurl_table> { UnsafePointer(LoadedCurl.shared.table) }
+    private var api: UnsafePointer<ccurl_table> { libcurl.table }
 
     init?() {
-        guard LoadedCurl.shared.error == nil, let handle = ccurl_easy_init(LoadedCurl.shared.table) else { return nil }
+        guard libcurl.error == nil, let handle = ccurl_easy_init(libcurl.table) else { return nil }
         self.handle = handle
     }
 
@@ -60,16 +60,5 @@ final class CurlSession: @unchecked Sendable {
     }
 }
 
-/// libcurl's functions, loaded with dlopen once for the process (`ccurl_load`).
-// Unchecked: the table is written once, inside the lazy initialization of `shared` (which
-// Swift runs exactly once), and only read afterwards.
-private struct LoadedCurl: @unchecked Sendable {
-    let table: UnsafeMutablePointer<ccurl_table>
-    let error: String?
-
-    static let shared: LoadedCurl = {
-        let table = UnsafeMutablePointer<ccurl_table>.allocate(capacity: 1)
-        table.initialize(to: ccurl_table())
-        return LoadedCurl(table: table, error: ccurl_load(table).map { String(cString: $0) })
-    }()
-}
+/// libcurl, loaded on first use.
+private let libcurl = LoadedLibrary(empty: ccurl_table(), load: ccurl_load)

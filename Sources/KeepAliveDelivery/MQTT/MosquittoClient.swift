@@ -17,7 +17,7 @@ final class MosquittoClient: @unchecked Sendable {
     }
 
     private let handle: OpaquePointer
-    private let api = UnsafePointer(LoadedMosquitto.shared.table)
+    private let api = libmosquitto.table
     private let callbacks: Callbacks
     private let loopStarted = Locked(false)
 
@@ -34,7 +34,7 @@ final class MosquittoClient: @unchecked Sendable {
         usesTLS: Bool,
         callbacks: Callbacks
     ) throws(MQTTError) {
-        if let error = LoadedMosquitto.shared.error {
+        if let error = libmosquitto.error {
             throw .setup("libmosquitto could not be loaded (\(error)): apt-get install libmosquitto1")
         }
         self.callbacks = callbacks
@@ -113,7 +113,7 @@ final class MosquittoClient: @unchecked Sendable {
     }
 
     static func describe(_ code: Int32) -> String {
-        let api = UnsafePointer(LoadedMosquitto.shared.table)
+        let api = libmosquitto.table
         if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
         if code == MOSQ_ERR_KEEPALIVE.rawValue { return "no answer from the broker within the keepalive (is the network down?)" }
         return String(cString: cmosq_strerror(api, code))
@@ -133,16 +133,5 @@ enum MQTTError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// libmosquitto's functions, loaded with dlopen once for the process (`cmosq_load`).
-// Unchecked: the table is written once, inside the lazy initialization of `shared` (which
-// Swift runs exactly once), and only read afterwards.
-private struct LoadedMosquitto: @unchecked Sendable {
-    let table: UnsafeMutablePointer<cmosq_table>
-    let error: String?
-
-    static let shared: LoadedMosquitto = {
-        let table = UnsafeMutablePointer<cmosq_table>.allocate(capacity: 1)
-        table.initialize(to: cmosq_table())
-        return LoadedMosquitto(table: table, error: cmosq_load(table).map { String(cString: $0) })
-    }()
-}
+/// libmosquitto, loaded on first use.
+private let libmosquitto = LoadedLibrary(empty: cmosq_table(), load: cmosq_load)
