@@ -9,17 +9,17 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "FuzzNMEA",
-            dependencies: [.product(name: "LocationKeepAlive", package: "LocationKeepAlive")],
+            dependencies: [.product(name: "KeepAliveCore", package: "LocationKeepAlive")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(
             name: "FuzzHostProtocol",
-            dependencies: [.product(name: "LocationKeepAlive", package: "LocationKeepAlive")],
+            dependencies: [.product(name: "KeepAliveHost", package: "LocationKeepAlive")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(
             name: "FuzzGPSD",
-            dependencies: [.product(name: "LocationKeepAlive", package: "LocationKeepAlive")],
+            dependencies: [.product(name: "KeepAliveCore", package: "LocationKeepAlive")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
     ],

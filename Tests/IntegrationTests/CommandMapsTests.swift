@@ -53,6 +53,23 @@ import Testing
         #expect(maps.contains { $0.contains("/libFoundation.so") })
     }
 
+    /// A `keepalive` installed without its `keepalive-journal` says so and how to install both,
+    /// for a command that needs the journal, and still runs the others.
+    @Test func aMissingKeepaliveJournalIsNamedWithTheInstallCommand() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alone-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let alone = "\(folder)/keepalive"
+        try FileManager.default.copyItem(atPath: try Tools.keepalive.path, toPath: alone)
+        let journal = try await runCommand(alone, ["journal", "status", "--journal", "\(folder)/journal.sqlite"])
+        #expect(journal.status == .exited(1))
+        #expect(journal.error.contains("keepalive-journal is not installed beside \(alone)"), "\(journal.error)")
+        #expect(journal.error.contains("scripts/install"))
+        #expect(!FileManager.default.fileExists(atPath: "\(folder)/journal.sqlite"), "nothing was done before the relaunch")
+        let simulate = try await runCommand(alone, ["simulate", "--duration", "1h", "--json"])
+        #expect(simulate.status == .exited(0))
+    }
+
     /// The files mapped by `keepalive ARGUMENTS` (FIFO and FOLDER replaced), read once the
     /// command has opened the FIFO, that is once it started and is waiting for its input.
     static func maps(of arguments: [String]) async throws -> Set<String> {

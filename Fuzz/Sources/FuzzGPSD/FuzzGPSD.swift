@@ -1,4 +1,4 @@
-@_spi(Fuzzing) import LocationKeepAlive
+@_spi(Fuzzing) import KeepAliveCore
 
 /// libFuzzer entry: any bytes as one gpsd line, through the class reader and the POLL decoder.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,4 +1,4 @@
-import LocationKeepAlive
+import KeepAliveHost
 
 /// libFuzzer entry: any bytes as one control-socket line. A line that decodes must encode and
 /// decode again to the same request; anything else must be a clear `badRequest`, never a crash.

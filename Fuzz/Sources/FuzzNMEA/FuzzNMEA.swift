@@ -1,4 +1,4 @@
-import LocationKeepAlive
+import KeepAliveCore
 
 /// libFuzzer entry: any bytes through the whole NMEA decoder (scanner, parser, epoch assembly).
 /// A fix must be in range; anything else is a finding.
