@@ -6,7 +6,7 @@ import KeepAliveJournal
 import SystemPackage
 import KeepAliveCore
 
-extension KeepAlive.Export: JournalBacked, JournalChecked {
+extension KeepAlive.Export: JournalBacked {
     func check() throws {
         guard TrackFormat(rawValue: format) != nil else { throw ValidationError("--format takes gpx, geojson, ndjson or csv") }
         guard Duration(parsing: segmentGap) != nil else { throw ValidationError("--segment-gap takes a duration such as 5m") }

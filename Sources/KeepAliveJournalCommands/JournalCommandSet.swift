@@ -4,16 +4,22 @@ import KeepAliveCore
 import KeepAliveDelivery
 import KeepAliveJournal
 
-/// A command whose work needs the journal: done here, in `keepalive-journal`.
-protocol JournalBacked {
-    /// Does the command's work.
-    func perform() async throws
-}
-
 /// Options whose checks need the journal's or delivery's types.
 protocol JournalChecked {
     /// Throws a `ValidationError` when the options cannot be used.
     func check() throws
+}
+
+/// A command whose work needs the journal: done here, in `keepalive-journal`. Its checks, if it
+/// has any, are its own `check()`: a command cannot do its work without them being run.
+protocol JournalBacked: JournalChecked {
+    /// Does the command's work.
+    func perform() async throws
+}
+
+extension JournalBacked {
+    /// No checks beyond the argument parser's.
+    func check() throws {}
 }
 
 /// The journal commands `keepalive-journal` links into the `keepalive` command.

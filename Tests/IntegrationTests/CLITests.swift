@@ -267,6 +267,12 @@ struct CLITests {
         ["host", "status", "--socket", ""],
         ["run", "--host-socket", "/tmp/x.sock"],
         ["simulate", "--fix-latency", "-1s"],
+        // Checked by keepalive-journal, which keepalive becomes for these.
+        ["export", "--format", "kml"],
+        ["export", "--from", "yesterday"],
+        ["run", "--deliver", "nameless"],
+        ["upload", "--batch-threshold", "0"],
+        ["journal", "retry"],
     ])
     func badArgumentsExit64WithAMessage(arguments: [String]) async throws {
         let result = try await runCommand(try Tools.keepalive.path, arguments)

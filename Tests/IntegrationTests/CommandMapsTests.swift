@@ -56,8 +56,7 @@ import Testing
     /// A `keepalive` installed without its `keepalive-journal` says so and how to install both,
     /// for a command that needs the journal, and still runs the others.
     @Test func aMissingKeepaliveJournalIsNamedWithTheInstallCommand() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("alone-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let alone = "\(folder)/keepalive"
         try FileManager.default.copyItem(atPath: try Tools.keepalive.path, toPath: alone)
@@ -73,8 +72,7 @@ import Testing
     /// The files mapped by `keepalive ARGUMENTS` (FIFO and FOLDER replaced), read once the
     /// command has opened the FIFO, that is once it started and is waiting for its input.
     static func maps(of arguments: [String]) async throws -> Set<String> {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("maps-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let fifo = "\(folder)/input.nmea"
         guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
@@ -118,8 +116,7 @@ import Testing
     /// The objects the dynamic loader maps for `keepalive ARGUMENTS`, as it says them with
     /// `LD_DEBUG=files`, executable and `exec` included, to the end of the command.
     static func loaded(by arguments: [String]) async throws -> Set<String> {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("maps-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let process = Process()
         process.executableURL = try Tools.keepalive
@@ -143,6 +140,13 @@ import Testing
         }
         #expect(objects.contains { $0.hasSuffix("/libswiftCore.so") }, "the loader said what it mapped: \(text.prefix(300))")
         return objects
+    }
+
+    /// A new empty folder for one command's files.
+    static func makeFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("maps-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
     }
 
     struct CommandEnded: Error, CustomStringConvertible {
