@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LocationKeepAliveMocks
 import Subprocess
 import Testing
@@ -84,16 +85,41 @@ struct AudioFaultTests {
     }
 
     @Test func aDeviceThatGoesAwayMidPulseIsAnErrorNotACrash() async throws {
-        let fifo = self.fifo
-        // A reader that goes away once the first pulse has begun: it reads the first byte and
-        // exits, and the pulse's next write finds no reader, however late the pulse starts.
-        let reader = Task {
-            try await runCommand("/usr/bin/head", ["-c", "1", fifo.path])
-        }
-        defer { reader.cancel() }
+        // The reader is there before the service starts (its open cannot time out however late
+        // the pulse comes), and goes away once the first pulse has begun.
+        let reader = try FIFOReader(opening: fifo)
         let (pulses, _, status) = try await pulses(count: 1, pulse: "3s")
+        #expect(reader.readByte, "the pulse never wrote to the device")
         let error = pulses.first?["error"] as? String
         #expect(error?.contains("stopped playing") == true, "\(String(describing: error))")
         #expect(status == .exited(0))
+    }
+}
+
+/// The read end of a FIFO, opened at once (so a writer's open does not block), and closed by a
+/// thread of its own as soon as the first byte has been read: the writer's next write finds no
+/// reader. A thread rather than a task, so that a busy concurrency pool cannot delay it.
+private final class FIFOReader: Sendable {
+    private let done = Mutex(false)
+
+    /// Whether a byte was read before the reader closed.
+    var readByte: Bool { done.withLock { $0 } }
+
+    init(opening fifo: URL) throws {
+        let fd = open(fifo.path, O_RDONLY | O_NONBLOCK)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        Thread.detachNewThread { [self] in
+            var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var byte: UInt8 = 0
+            // Until a writer has come, the FIFO reads empty (0 bytes) rather than blocking.
+            for _ in 0..<60_000 {
+                if poll(&pollFD, 1, 10) > 0, read(fd, &byte, 1) == 1 {
+                    self.done.withLock { $0 = true }
+                    break
+                }
+                usleep(1_000)
+            }
+            close(fd)
+        }
     }
 }
