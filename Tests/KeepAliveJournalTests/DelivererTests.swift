@@ -177,31 +177,36 @@ import Testing
         policy.leaseDuration = .seconds(15)
         let uploadTransport = ScriptedDeliveryTransport()
         let upload = rig.deliverer(uploadTransport, policy: policy, owner: "upload")
-        let frozen = Locked(false)
-        let serviceTransport = ScriptedDeliveryTransport(readiness: { [rig] in
-            let first = frozen.withLock { wasFrozen in
-                defer { wasFrozen = true }
-                return !wasFrozen
+        // The service's first wait for its connection holds until the test thaws it. Only this
+        // task moves the clock: two tasks advancing a TestClock at once can move it backwards.
+        let freeze = ObservedState((waiting: false, thawed: false))
+        let serviceTransport = ScriptedDeliveryTransport(readiness: {
+            let first = freeze.update { state in
+                defer { state.waiting = true }
+                return !state.waiting
             }
-            guard first else { return nil }
-            // The freeze: 20 s pass, the lease lapses, the uploader delivers everything.
-            await rig.clock.advance(by: .seconds(20))
-            let uploadTask = Task { await upload.run() }
-            _ = await uploadTransport.wait(timeout: .seconds(60)) { $0.acknowledged.count == 3 }
-            uploadTask.cancel()
-            await uploadTask.value
+            if first { _ = await freeze.wait(until: \.thawed, timeout: .seconds(600)) }
             return nil
         })
         let service = rig.deliverer(serviceTransport, policy: policy, owner: "service")
         try rig.journal.append(contentsOf: (1...3).map { fix($0) })
         let serviceTask = Task { await service.run() }
         defer { serviceTask.cancel() }
-        // The clock moved on a second at a time while the uploader works (as in the tests
-        // above: under ThreadSanitizer it once sat in a wait on the test clock for 10 s).
+        #expect(await freeze.wait(until: \.waiting, timeout: .seconds(60)), "the service never waited for its connection")
+
+        // The freeze: 20 s pass, the lease lapses, the uploader delivers everything.
+        await rig.clock.advance(by: .seconds(20))
+        let uploadTask = Task { await upload.run() }
         #expect(await rig.advance(uploadTransport, atMost: 30) { $0.acknowledged.count == 3 } != nil)
-        await rig.advance(seconds: 3)
-        #expect(serviceTransport.current.batches.isEmpty, "the service read 1...3 before its freeze and must not send them")
+        uploadTask.cancel()
+        await uploadTask.value
         #expect(uploadTransport.current.acknowledged.map(\.sequence) == [1, 2, 3])
+
+        // Thawed: the next batch the service sends is the next fix, never what it read before.
+        freeze.update { $0.thawed = true }
+        try rig.journal.append(fix(4))
+        #expect(await rig.advance(serviceTransport, atMost: 30) { !$0.batches.isEmpty } != nil)
+        #expect(serviceTransport.current.batches == [[4]], "the service read 1...3 before its freeze and must not send them")
     }
 }
 
