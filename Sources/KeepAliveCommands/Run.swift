@@ -136,6 +136,7 @@ extension KeepAlive {
         func run() async throws {
             // A journal or a destination: this process becomes keepalive-journal, before it does anything.
             let journalCommands = delivery.isRequested ? JournalLink.required() : nil
+            let interrupts = await Interrupts.trap()
             let output = Output(json: source.json)
             let environment = ProcessInfo.processInfo.environment
             let appID = source.app ?? (hosted ? environment["KEEPALIVE_APP"] : nil) ?? "keepalive"
@@ -187,7 +188,6 @@ extension KeepAlive {
                 configuration.journal = journal?.recorder
                 configuration.delivery = journal?.delivery
             }
-            Interrupts.exitOnSecond()
             let service = KeepAliveService(
                 configuration: configuration,
                 locationManager: manager,
@@ -200,11 +200,10 @@ extension KeepAlive {
             let group = ServiceGroup(
                 configuration: .init(
                     services: [.init(service: RunService(service: service, output: output, systemd: systemd))],
-                    gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger
                 )
             )
-            try await group.run()
+            try await interrupts.run(group)
         }
     }
 }

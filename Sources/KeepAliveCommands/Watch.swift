@@ -1,7 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import KeepAliveCore
-import UnixSignals
 
 extension KeepAlive {
     /// Continuous fixes until Ctrl-C (exit 0) or, for a replay, the end of the log.
@@ -18,7 +17,7 @@ extension KeepAlive {
         }
 
         func run() async throws {
-            Interrupts.exitOnSecond()
+            let interrupts = await Interrupts.trap()
             let output = Output(json: source.json)
             let manager = try source.makeManager()
             let (reachedCount, reached) = AsyncStream.makeStream(of: Void.self)
@@ -48,8 +47,7 @@ extension KeepAlive {
                     return nil
                 }
                 group.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { return .stopped }
-                    return nil
+                    await interrupts.stopRequested() ? .stopped : nil
                 }
                 let first = await group.next() ?? nil
                 group.cancelAll()

@@ -4,10 +4,10 @@ import KeepAliveDelivery
 import KeepAliveJournal
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 extension KeepAlive.Upload: JournalBacked {
     func perform() async throws {
+        let interrupts = await Interrupts.trap()
         let output = Output(json: json)
         let journal: FixJournal
         let destinations: [Destination]
@@ -36,11 +36,10 @@ extension KeepAlive.Upload: JournalBacked {
                         successTerminationBehavior: .gracefullyShutdownGroup
                     )
                 ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: Logger(label: "keepalive.upload")
             )
         )
-        try await group.run()
+        try await interrupts.run(group)
     }
 }
 

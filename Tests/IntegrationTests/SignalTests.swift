@@ -139,4 +139,51 @@ struct SignalTests {
         let (_, _, status) = try await stopRunDuringAPoll(with: .interrupt, twice: .milliseconds(5))
         #expect(status == .exited(0) || status == .exited(130), "\(status)")
     }
+
+    /// A stop that comes while the command starts (here: at once once it opened its input, a
+    /// FIFO) is kept, not lost: exit 0, every time. Before the signals were trapped first, such
+    /// a SIGTERM either ended the process by the default action or was taken by the escape
+    /// hatch alone, and `run` went on for ever.
+    @Test(arguments: ["watch", "run"])
+    func aStopDuringStartUpIsKept(command: String) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("startup-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let auth = try await authFile("always")
+        defer { try? FileManager.default.removeItem(atPath: auth) }
+        for round in 1...10 {
+            let fifo = "\(folder)/input-\(round).nmea"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            var arguments = [command, "--replay", fifo]
+            if command == "run" { arguments += ["--audio-device", "null", "--app", "signals", "--auth-file", auth] }
+            let process = Process()
+            process.executableURL = try Tools.keepalive
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // The writer's open succeeds once the command has opened the FIFO to read; the writer
+            // stays open, so the log never ends by itself.
+            var writer: Int32 = -1
+            let deadline = ContinuousClock.now + Tools.patience
+            while writer < 0, process.isRunning, ContinuousClock.now < deadline {
+                writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                if writer < 0 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            defer { if writer >= 0 { close(writer) } }
+            try #require(writer >= 0, "keepalive \(command) never opened its input")
+            process.terminate()
+            let ended = ContinuousClock.now + Tools.patience
+            while process.isRunning, ContinuousClock.now < ended { try await Task.sleep(for: .milliseconds(10)) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                Issue.record("round \(round): keepalive \(command) lost the SIGTERM that came during its start-up")
+            }
+            process.waitUntilExit()
+            #expect(
+                process.terminationReason == .exit && process.terminationStatus == 0,
+                "round \(round): keepalive \(command) ended by \(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)"
+            )
+        }
+    }
 }

@@ -5,7 +5,6 @@ import KeepAliveHost
 import KeepAliveService
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 extension KeepAlive.HostCommand {
     /// The host daemon.
@@ -102,6 +101,7 @@ extension KeepAlive.HostCommand {
         }
 
         func run() async throws {
+            let interrupts = await Interrupts.trap()
             let output = HostOutput(json: json)
             let notifier = SystemdNotifier()
             let host: AppHost
@@ -120,11 +120,10 @@ extension KeepAlive.HostCommand {
             let group = ServiceGroup(
                 configuration: .init(
                     services: [.init(service: HostService(host: host, notifier: notifier))],
-                    gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: Logger(label: "keepalive.host")
                 )
             )
-            try await group.run()
+            try await interrupts.run(group)
         }
     }
 }
