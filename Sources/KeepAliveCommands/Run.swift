@@ -222,8 +222,11 @@ struct RunService: Service {
 
     func run() async throws {
         let (commands, send) = AsyncStream.makeStream(of: ApplicationCommand.self)
+        // Trapped before the service starts (and says so): a SIGUSR1 that follows its `started`
+        // line moves it, never ends the process by the default action.
+        let userSignals = await UnixSignalsSequence(trapping: .sigusr1, .sigusr2)
         let signals = Task {
-            for await signal in await UnixSignalsSequence(trapping: .sigusr1, .sigusr2) {
+            for await signal in userSignals {
                 send.yield(signal == .sigusr1 ? .enterBackground : .enterForeground)
             }
         }

@@ -5,7 +5,7 @@ import LocationKeepAliveMocks
 import Testing
 
 /// The location manager enforcing authorization, with the app's state.
-@Suite(.timeLimit(.minutes(1))) struct AuthorizationEnforcementTests {
+@Suite(.timeLimit(.minutes(3))) struct AuthorizationEnforcementTests {
     let source = ScriptedLocationSource()
     let file: AuthorizationFile
     let policy: URL
@@ -181,7 +181,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct AuthorizationDelegateTests {
+@Suite(.timeLimit(.minutes(3))) struct AuthorizationDelegateTests {
     final class Delegate: LocationManagerDelegate {
         let changes = Locked(0)
         func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {}

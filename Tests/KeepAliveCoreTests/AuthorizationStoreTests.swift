@@ -5,7 +5,7 @@ import LocationKeepAliveMocks
 import Testing
 
 /// The authorization file and the manager over it, in a private folder.
-@Suite(.timeLimit(.minutes(1))) struct AuthorizationStoreTests {
+@Suite(.timeLimit(.minutes(3))) struct AuthorizationStoreTests {
     let folder: URL
     let file: AuthorizationFile
     let noPolicy: URL

@@ -5,7 +5,7 @@ import Testing
 
 /// Freezing safely, on the app's side: its session closed before a freeze and replaced after,
 /// its timers stopped while frozen and fired once after.
-@Suite(.timeLimit(.minutes(1))) struct HostedSuspensionTests {
+@Suite(.timeLimit(.minutes(3))) struct HostedSuspensionTests {
     @Test func theSessionIsClosedBeforeAFreezeAndANewOneServesTheWaitingConsumers() async throws {
         let source = ScriptedLocationSource()
         let manager = LocationManager(source: source)

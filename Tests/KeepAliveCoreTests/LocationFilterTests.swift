@@ -4,7 +4,7 @@ import LocationKeepAliveMocks
 import Testing
 
 /// The continuous stream's filters, through a manager over a scripted source.
-@Suite(.timeLimit(.minutes(1))) struct LocationFilterTests {
+@Suite(.timeLimit(.minutes(3))) struct LocationFilterTests {
     let source = ScriptedLocationSource()
     let start = Date(timeIntervalSince1970: 1_700_000_000)
 

@@ -4,7 +4,7 @@ import LocationKeepAliveMocks
 import Testing
 
 /// The CoreLocation-shaped facade.
-@Suite(.timeLimit(.minutes(1))) struct LocationManagerDelegateTests {
+@Suite(.timeLimit(.minutes(3))) struct LocationManagerDelegateTests {
     final class RecordingDelegate: LocationManagerDelegate {
         let locations = Locked<[Location]>([])
         let errors = Locked<[String]>([])

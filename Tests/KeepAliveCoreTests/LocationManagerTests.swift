@@ -4,7 +4,7 @@ import KeepAliveCore
 import LocationKeepAliveMocks
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct LocationManagerTests {
+@Suite(.timeLimit(.minutes(3))) struct LocationManagerTests {
     let source = ScriptedLocationSource()
     let clock = TestClock<Duration>()
     let now = Date(timeIntervalSince1970: 1_700_000_000)

@@ -4,7 +4,7 @@ import KeepAliveCore
 import LocationKeepAliveMocks
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct NMEAReplaySourceTests {
+@Suite(.timeLimit(.minutes(3))) struct NMEAReplaySourceTests {
     @Test func asFastAsPossibleDeliversEveryEpochThenFinishes() async throws {
         let manager = LocationManager(source: NMEAReplaySource(file: NMEAFixture.mt3339.url, speed: 0))
         var fixes = 0

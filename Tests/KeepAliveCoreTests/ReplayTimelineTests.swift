@@ -6,7 +6,7 @@ import Testing
 
 /// A replay is one receiver playing one log: every session and one-shot sees the log's
 /// current moment, on a test clock.
-@Suite(.timeLimit(.minutes(1))) struct ReplayTimelineTests {
+@Suite(.timeLimit(.minutes(3))) struct ReplayTimelineTests {
     private let ublox = NMEAFixture("ublox-8.log").url  // 72 fixes, one a second, from 00:09:41
 
     @Test func pollsTenSecondsApartGetFixesTenSecondsApartInTheLog() async throws {

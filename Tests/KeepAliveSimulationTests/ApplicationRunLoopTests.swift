@@ -6,7 +6,7 @@ import Testing
 
 /// The model the simulator advances in virtual time, driven instead by a clock, as the service
 /// drives it with `ContinuousClock`.
-@Suite(.timeLimit(.minutes(1))) struct ApplicationRunLoopTests {
+@Suite(.timeLimit(.minutes(3))) struct ApplicationRunLoopTests {
     @Test func aBackgroundTaskOnAClockSuspendsAtThirtySeconds() async throws {
         let clock = TestClock<Duration>()
         let (commands, send) = AsyncStream.makeStream(of: ApplicationCommand.self)
