@@ -216,12 +216,26 @@ final class MosquittoSubscriber {
 
     init(_ broker: MosquittoBroker, topic: String = "owntracks/#", extra: [String] = []) async throws {
         let output = "\(broker.directory)/sub-\(UUID().uuidString.prefix(6)).out"
+        let namespace = broker.namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
+        let connection = ["-h", broker.address, "-p", "\(broker.port)", "-q", "1"] + extra
         let command =
-            (broker.namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? [])
-            + ["/usr/bin/mosquitto_sub", "-h", broker.address, "-p", "\(broker.port)", "-t", topic, "-q", "1", "-c",
-               "-i", "sub-\(UUID().uuidString.prefix(8))", "-v"] + extra
+            namespace + ["/usr/bin/mosquitto_sub", "-t", topic, "-c", "-i", "sub-\(UUID().uuidString.prefix(8))", "-v"]
+            + connection
         process = try ChildProcess(command[0], Array(command.dropFirst()), output: output)
-        try await Task.sleep(for: .milliseconds(300))  // subscribed before anything is published
+        // Subscribed before anything is published, and its session saved by the broker (which
+        // saves on every change): a probe on the topic, published again until it comes back.
+        let probeTopic = topic.replacingOccurrences(of: "#", with: "probe").replacingOccurrences(of: "+", with: "probe")
+        let probe = namespace + ["/usr/bin/mosquitto_pub", "-t", probeTopic, "-m", "probe"] + connection
+        let deadline = ContinuousClock.now + Tools.patience
+        while !process.output.contains("\(probeTopic) probe") {
+            guard ContinuousClock.now < deadline else {
+                throw ToolMissing("mosquitto_sub never received its probe: \(process.output.suffix(300))")
+            }
+            _ = try await runCommand(probe[0], Array(probe.dropFirst()))
+            try? await eventually("the probe at the subscriber", timeout: .seconds(1)) {
+                process.output.contains("\(probeTopic) probe")
+            }
+        }
     }
 
     /// The OwnTracks messages received so far, in order.
