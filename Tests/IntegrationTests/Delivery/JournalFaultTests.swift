@@ -30,7 +30,12 @@ import Testing
             let service = try await MQTTDeliveryTests.service(
                 broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "40", extra: ["--loop"]
             )
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 150...600)))
+            // Killed at a random moment of its work: after its first fix (a service ten times
+            // slower under ThreadSanitizer had not opened its journal 600 ms after its start).
+            try await eventually("the service's first fix", context: { service.tail }) {
+                !Self.producedFixes(service.output).isEmpty
+            }
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 0...450)))
             service.signal(SIGKILL)
             await service.wait()
             produced += Self.producedFixes(service.output)
@@ -53,7 +58,7 @@ import Testing
         }
         let counts = DeliveryCounts(produced: produced.count, journal: records, received: subscriber.messages.map(\.key))
         print("service killed 50 times: \(counts)")
-        #expect(counts.lost == 0 && counts.produced > 100, "\(counts)")
+        #expect(counts.lost == 0 && counts.produced >= 50, "\(counts)")
     }
 
     /// The journal on a 512 KB tmpfs: once it is full the service says so clearly, keeps
