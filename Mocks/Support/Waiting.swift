@@ -17,11 +17,15 @@ public func waitUntil(
     if !condition() { Issue.record("condition never held", sourceLocation: sourceLocation) }
 }
 
-/// Yields until a condition holds, failing after many turns instead of hanging.
+/// Waits until a condition holds, failing after two minutes (a hang) instead of hanging: a
+/// bound on time, not on turns, which a test process busy with other tests uses up early.
 public func waitUntil(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-    for _ in 0..<100_000 {
+    let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+    var turns = 0
+    while ContinuousClock.now < deadline {
         if condition() { return }
-        await Task.yield()
+        turns += 1
+        if turns < 1_000 { await Task.yield() } else { try await Task.sleep(for: .milliseconds(1)) }
     }
-    Issue.record("condition never held", sourceLocation: sourceLocation)
+    if !condition() { Issue.record("condition never held in 120 s", sourceLocation: sourceLocation) }
 }

@@ -74,7 +74,8 @@ struct AudioFaultTests {
 
     @Test func aDeviceThatHangsInOpenFailsEachPulseClearlyAndTheServiceGoesOn() async throws {
         let (pulses, stopTime, status) = try await pulses(count: 2, pulse: "500ms")
-        #expect(pulses.count == 2)
+        // Two read before the stop; a slow machine may start a third before the signal lands.
+        #expect(pulses.count >= 2)
         for pulse in pulses {
             #expect((pulse["error"] as? String)?.contains("did not open within 2 s (busy or hung)") == true, "\(pulse)")
         }
