@@ -51,4 +51,37 @@ import Testing
         #expect(reports.first?.location == nil)
         #expect(reports.last?.location?.timestamp == Date(timeIntervalSince1970: 1_428_956_801))
     }
+
+    /// The chart plotter of issue 23 (B&G Zeus² 9, gpsd's bundg_zeus_9.log): a GGA for 09:48:16
+    /// after that second's RMC and ZDA, carrying the position the GLL after it dates 09:48:17.
+    static let latePlotterGGA = [
+        "$GPRMC,094816,A,5250.9713,N,00518.7344,E,5.5,237.9,200818,1.4,E,A*16",
+        "$SDHDG,236.7,,,1.3,E*37",
+        "$GPZDA,094816,20,08,2018,-01,00*67",
+        "$SDVHW,238.0,T,236.6,M,6.6,N,12.3,K*7A",
+        "$GPGGA,094816,5250.9705,N,00518.7323,E,1,12,0.60,-5,M,46.8,M,,*49",
+        "$GPGLC,9960,,,,,,,,,,,,*75",
+        "$GPGLL,5250.9705,N,00518.7323,E,094817,A,A*44",
+    ]
+    static let depthSounder = "$SDDBT,17.5,f,5.3,M,2.9,F*38"
+
+    @Test func onADepthSoundersBusALateGGAIsLeftOutAsGPSDLeavesIt() throws {
+        let first = try #require(try reports([Self.depthSounder] + Self.latePlotterGGA).first?.location)
+        // gpsd 3.22 reports 52.849521667, 5.312240000 for 09:48:16: the RMC's place.
+        #expect(abs(first.latitude - 52.849521667) < 1e-9 && abs(first.longitude - 5.312240000) < 1e-9)
+        #expect(first.altitudeMSL == nil)
+    }
+
+    @Test func aLateGGAFollowedByASentenceGPSDReportsAfterCounts() throws {
+        var lines = [Self.depthSounder] + Self.latePlotterGGA
+        lines.insert("$SDHDG,235.6,,,1.3,E*35", at: 6)  // after the GGA, before the next second
+        let first = try #require(try reports(lines).first?.location)
+        #expect(abs(first.latitude - 52.849508333) < 1e-9 && abs(first.longitude - 5.312205) < 1e-9)
+        #expect(first.altitudeMSL == -5)
+    }
+
+    @Test func withoutADepthSounderTheEpochsLastPositionStands() throws {
+        let first = try #require(try reports(Self.latePlotterGGA).first?.location)
+        #expect(abs(first.latitude - 52.849508333) < 1e-9 && abs(first.longitude - 5.312205) < 1e-9)
+    }
 }

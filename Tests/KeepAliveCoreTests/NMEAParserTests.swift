@@ -75,7 +75,29 @@ import Testing
 
     @Test func proprietaryAndUnknownSentencesAreOther() throws {
         #expect(try NMEAParser.parse("$PGRMZ,246,f,3*1B") == .other)
-        #expect(try NMEAParser.parse("$GPGSV,3,3,12,19,13,123,27,03,07,176,19,05,05,328,13,47,,,*41") == .other)
+        #expect(try NMEAParser.parse(withChecksum("$SDVHW,238.0,T,236.6,M,6.6,N,12.3,K")) == .other)
+        #expect(try NMEAParser.parse(withChecksum("$GPGSV,3,2,12,20,36,137,36,21,66,077,37,26,56,178,33,27,45,282,38")) == .other)
+    }
+
+    /// The sentences without a fix that gpsd 3.22 decodes, with its checks: they decide when
+    /// gpsd reports an epoch on a bus with a depth sounder.
+    @Test(arguments: [
+        ("$GPGSV,3,3,12,19,13,123,27,03,07,176,19,05,05,328,13,47,,,", NMEASentence.ancillary(.satellitesInView)),
+        ("$SDHDG,236.6,,,1.3,E", .ancillary(.heading)),
+        ("$SDHDG,,,,1.3,E", .other),
+        ("$SDHDG,361.0,,,1.3,E", .other),
+        ("$GPHDT,274.07,T", .ancillary(.heading)),
+        ("$WIMWV,78.8,R,12.0,N,A", .ancillary(.wind)),
+        ("$WIMWV,96.6,T,11.2,N,A", .other),
+        ("$WIMWV,78.8,R,12.0,N,V", .other),
+        ("$WIMWD,329.2,T,327.8,M,11.8,N,6.1,M", .ancillary(.wind)),
+        ("$SDDBT,17.5,f,5.3,M,2.9,F", .ancillary(.depth(metres: 5.3))),
+        ("$SDDBT,1.0,f,,M,,F", .ancillary(.depth(metres: 0.3048))),
+        ("$SDDBT,,f,,M,,F", .ancillary(.depth(metres: nil))),
+        ("$SDDBT,17.5,f,5.3", .other),
+    ])
+    func sentencesGPSDDecodesWithoutAFixAreAncillary(line: String, expected: NMEASentence) throws {
+        #expect(try NMEAParser.parse(withChecksum(line)) == expected)
     }
 
     @Test func rejectsBadAndMissingChecksums() {

@@ -22,6 +22,12 @@ struct NMEAFields {
         return start..<index
     }
 
+    /// How many fields are left, empty ones included.
+    var remaining: Int {
+        guard position <= end else { return 0 }
+        return 1 + bytes[position..<end].reduce(0) { $0 + ($1 == UInt8(ascii: ",") ? 1 : 0) }
+    }
+
     mutating func skip(_ count: Int) {
         for _ in 0..<count { _ = next() }
     }

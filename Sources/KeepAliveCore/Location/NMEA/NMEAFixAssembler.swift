@@ -6,6 +6,11 @@ import FoundationEssentials
 /// (from RMC or ZDA), the fix type (GSA) and the DOPs carry over to later epochs, as gpsd
 /// keeps them. Accuracy is computed as gpsd computes it: HDOP or VDOP times its user range
 /// error (19 m / 23 m, or 4.75 m / 5.75 m with DGPS).
+///
+/// On a bus with a depth sounder (from the first DBT on) the epoch is what it was after the
+/// last sentence gpsd 3.22 reports at (see ``GPSDReportingCycle``): a sentence that comes after
+/// it and before the time changes, such as a chart plotter's GGA sent late after the second's
+/// RMC and ZDA, is left out, as gpsd leaves it out.
 public struct NMEAFixAssembler: Sendable {
     /// Written into every ``Location/device``.
     public var device: String?
@@ -19,6 +24,9 @@ public struct NMEAFixAssembler: Sendable {
     private var hdop: Double?
     private var vdop: Double?
     private var epoch = Epoch()
+    /// The epoch as it was when gpsd last reported it, while ``cycle`` follows a depth sounder.
+    private var reported: Epoch?
+    private var cycle = GPSDReportingCycle()
 
     /// An assembler; `device` names it in reports.
     public init(device: String? = nil) { self.device = device }
@@ -33,6 +41,13 @@ public struct NMEAFixAssembler: Sendable {
         }
         if let time, epoch.time == nil { epoch.time = time }
         epoch.isEmpty = false
+        let gpsdReports = cycle.reports(after: sentence)
+        apply(sentence)
+        if gpsdReports { reported = epoch }
+        return report
+    }
+
+    private mutating func apply(_ sentence: NMEASentence) {
         switch sentence {
         case .rmc(let rmc):
             epoch.note(validity: rmc.isValid)
@@ -83,15 +98,17 @@ public struct NMEAFixAssembler: Sendable {
             epoch.course = vtg.course ?? epoch.course
         case .zda(let zda):
             if let zdaDate = zda.date { epoch.date = zdaDate }
-        case .gst, .other:
+        case .gst, .ancillary, .other:
             break
         }
-        return report
     }
 
     /// Closes the current epoch (at the end of the input) and returns its report, if it said anything.
     public mutating func flush() -> FixReport? {
-        defer { epoch = Epoch() }
+        defer {
+            epoch = Epoch()
+            reported = nil
+        }
         guard !epoch.isEmpty else { return nil }
         if let epochDate = epoch.date {
             date = epochDate
@@ -104,27 +121,32 @@ public struct NMEAFixAssembler: Sendable {
         guard epoch.saidSomething else { return nil }
         let timestamp = epoch.time.flatMap { time in date.map { $0.timestamp(at: time) } }
 
-        let mode = epoch.mode(carriedFixType: fixType, carried3D: lastWas3D && lastGGAHadAltitude)
-        lastWas3D = mode == .threeDimensional
-        lastGGAHadAltitude = mode.hasPosition && (epoch.ggaHadAltitude ?? lastGGAHadAltitude)
-        guard mode.hasPosition, let latitude = epoch.latitude, let longitude = epoch.longitude else {
+        // What gpsd reported last (on a depth sounder's bus), while everything the epoch said
+        // carries over, as in gpsd: a late GGA's altitude keeps the next epoch 3D.
+        let carried3D = lastWas3D && lastGGAHadAltitude
+        let shown = cycle.followsDepthSounder ? reported ?? epoch : epoch
+        let mode = shown.mode(carriedFixType: fixType, carried3D: carried3D)
+        let wholeMode = epoch.mode(carriedFixType: fixType, carried3D: carried3D)
+        lastWas3D = wholeMode == .threeDimensional
+        lastGGAHadAltitude = wholeMode.hasPosition && (epoch.ggaHadAltitude ?? lastGGAHadAltitude)
+        guard mode.hasPosition, let latitude = shown.latitude, let longitude = shown.longitude else {
             return FixReport(mode: mode == .notSeen ? .noFix : mode, time: timestamp)  // a mode without a position yet
         }
-        let isDifferential = epoch.quality == .dgps
+        let isDifferential = shown.quality == .dgps
         let location = Location(
             latitude: latitude,
             longitude: longitude,
             altitudeHAE: mode == .threeDimensional
-                ? epoch.altitudeMSL.flatMap { msl in epoch.geoidSeparation.map { msl + $0 } } : nil,
-            altitudeMSL: mode == .threeDimensional ? epoch.altitudeMSL : nil,
+                ? shown.altitudeMSL.flatMap { msl in shown.geoidSeparation.map { msl + $0 } } : nil,
+            altitudeMSL: mode == .threeDimensional ? shown.altitudeMSL : nil,
             horizontalAccuracy: hdop.map { $0 * (isDifferential ? 4.75 : 19.0) },
             verticalAccuracy: mode == .threeDimensional ? vdop.map { $0 * (isDifferential ? 5.75 : 23.0) } : nil,
-            speed: epoch.speedKnots.map { $0 * 1852.0 / 3600.0 },
-            course: epoch.course,
+            speed: shown.speedKnots.map { $0 * 1852.0 / 3600.0 },
+            course: shown.course,
             timestamp: timestamp,
             mode: mode,
-            quality: epoch.quality ?? .gps,
-            satellitesUsed: epoch.satellites,
+            quality: shown.quality ?? .gps,
+            satellitesUsed: shown.satellites,
             device: device
         )
         return FixReport(mode: mode, time: timestamp, location: location)
@@ -190,7 +212,7 @@ extension NMEASentence {
         case .gll(let s): s.time
         case .gst(let s): s.time
         case .zda(let s): s.time
-        case .gsa, .vtg, .other: nil
+        case .gsa, .vtg, .ancillary, .other: nil
         }
     }
 }

@@ -1,5 +1,6 @@
 /// Decodes NMEA 0183 sentences from bytes: checksum first, then the fields of the
-/// kinds that carry fix data (RMC, GGA, GNS, GSA, GLL, VTG, GST, ZDA), any talker.
+/// kinds that carry fix data (RMC, GGA, GNS, GSA, GLL, VTG, GST, ZDA), any talker, and whether
+/// a sentence without a fix is one gpsd decodes (GSV, HDG, HDT, MWV, MWD, DBT).
 public enum NMEAParser {
     /// Decodes one sentence.
     ///
@@ -123,7 +124,41 @@ public enum NMEAParser {
             }
             return .zda(.init(time: time, date: date))
         default:
-            return .other
+            return decodeAncillary(type, &fields).map(NMEASentence.ancillary) ?? .other
+        }
+    }
+
+    /// The sentences without a fix that gpsd 3.22 decodes into a report, with its own checks:
+    /// a GSV only at the end of its set, a heading within 0-360, MWV relative in knots and valid,
+    /// a DBT with all six fields.
+    private static func decodeAncillary(_ type: UInt32, _ fields: inout NMEAFields) -> NMEASentence.Ancillary? {
+        switch type {
+        case Tag.gsv:
+            guard let parts = fields.nextInt(), let part = fields.nextInt(), part >= 1, part == parts else { return nil }
+            return .satellitesInView
+        case Tag.hdg, Tag.hdt:
+            guard let heading = fields.nextDouble(), (0...360).contains(heading) else { return nil }
+            return .heading
+        case Tag.mwv:
+            _ = fields.next()  // angle
+            let reference = fields.nextCharacter()
+            _ = fields.next()  // speed
+            let unit = fields.nextCharacter()
+            let status = fields.nextCharacter()
+            let relativeInKnots = reference == UInt8(ascii: "R") && unit == UInt8(ascii: "N")
+            return relativeInKnots && status == UInt8(ascii: "A") ? .wind : nil
+        case Tag.mwd:
+            return .wind
+        case Tag.dbt:
+            guard fields.remaining >= 6 else { return nil }
+            let feet = fields.nextDouble()
+            _ = fields.next()
+            let metres = fields.nextDouble()
+            _ = fields.next()
+            let fathoms = fields.nextDouble()
+            return .depth(metres: metres ?? feet.map { $0 * 0.3048 } ?? fathoms.map { $0 * 1.8288 })
+        default:
+            return nil
         }
     }
 
@@ -159,7 +194,9 @@ public enum NMEAParser {
     private enum Tag {
         static let rmc = pack("R", "M", "C"), gga = pack("G", "G", "A"), gns = pack("G", "N", "S")
         static let gsa = pack("G", "S", "A"), gll = pack("G", "L", "L"), vtg = pack("V", "T", "G")
-        static let gst = pack("G", "S", "T"), zda = pack("Z", "D", "A")
+        static let gst = pack("G", "S", "T"), zda = pack("Z", "D", "A"), gsv = pack("G", "S", "V")
+        static let hdg = pack("H", "D", "G"), hdt = pack("H", "D", "T"), mwv = pack("M", "W", "V")
+        static let mwd = pack("M", "W", "D"), dbt = pack("D", "B", "T")
 
         static func pack(_ a: Unicode.Scalar, _ b: Unicode.Scalar, _ c: Unicode.Scalar) -> UInt32 {
             a.value << 16 | b.value << 8 | c.value

@@ -18,7 +18,12 @@ public enum NMEASentence: Sendable, Hashable {
     case gst(GST)
     /// Time and date.
     case zda(ZDA)
-    /// A valid sentence this decoder has no use for (GSV, TXT, proprietary...).
+    /// A sentence with no fix in it that gpsd 3.22 still decodes: the last of a satellites-in-view
+    /// set, a heading, wind, depth. On a bus with a depth sounder gpsd reports the epoch after
+    /// each one, and that decides what a late sentence adds to its second (see ``NMEAFixAssembler``).
+    case ancillary(Ancillary)
+    /// A valid sentence this decoder has no use for (the first parts of a GSV set, TXT,
+    /// proprietary...).
     case other
 
     /// The fields of an RMC sentence.
@@ -109,6 +114,19 @@ public enum NMEASentence: Sendable, Hashable {
         public var longitudeError: Double?
         /// Standard deviation of the altitude error, metres.
         public var altitudeError: Double?
+    }
+
+    /// What an ``NMEASentence/ancillary(_:)`` sentence reports, as gpsd 3.22 decodes it.
+    public enum Ancillary: Sendable, Hashable {
+        /// The last sentence of a satellites-in-view (GSV) set.
+        case satellitesInView
+        /// A heading (HDG, HDT) from 0 to 360 degrees.
+        case heading
+        /// Wind: MWD, or MWV relative to the bow, in knots, with a valid status.
+        case wind
+        /// Depth below the transducer (DBT) in metres; `nil` when its fields are empty. From
+        /// the first DBT on, gpsd 3.22 reports the epoch after every sentence without a fix time.
+        case depth(metres: Double?)
     }
 
     /// The fields of a ZDA sentence.
