@@ -26,10 +26,12 @@ import Testing
 
     /// Where the made-up logs (one gpsd rule each) are expected to differ, each explained in the
     /// README's agreement table: gpsd's first cycles, before it knows which sentence ends one;
-    /// gpsd reading 24:00:00 as the next midnight; and gpsd's 3D for three satellites.
+    /// gpsd reading 24:00:00 as the next midnight; and gpsd's 3D for three satellites. A late
+    /// GGA on a depth sounder's bus (late-gga.log) agrees epoch by epoch.
     static let madeUpDifferences: [String: (onlyGPSD: [String], onlyNative: [String], elsewhere: [String], modes: [String])] = [
         "chart-plotter.log": ([], [], ["13:00:01.000"], ["13:00:01.000"]),
         "gga-few-satellites.log": ([], [], [], []),
+        "late-gga.log": ([], [], [], []),
         "gga-gsa-rmc.log": (
             [], [], [],
             ["12:00:12.000", "12:00:13.000", "12:00:29.000", "12:00:30.000", "12:02:13.000", "12:02:14.000", "12:03:58.000"]

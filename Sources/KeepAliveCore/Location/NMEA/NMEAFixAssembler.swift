@@ -8,9 +8,10 @@ import FoundationEssentials
 /// error (19 m / 23 m, or 4.75 m / 5.75 m with DGPS).
 ///
 /// On a bus with a depth sounder (from the first DBT on) the epoch is what it was after the
-/// last sentence gpsd 3.22 reports at (see ``GPSDReportingCycle``): a sentence that comes after
-/// it and before the time changes, such as a chart plotter's GGA sent late after the second's
-/// RMC and ZDA, is left out, as gpsd leaves it out.
+/// last sentence gpsd 3.22 reports after, found by following gpsd's end-of-cycle detector
+/// sentence by sentence (see "Agreement with gpsd"). A sentence that comes after it and before
+/// the time changes, such as a chart plotter's GGA sent late after the second's RMC and ZDA, is
+/// left out, as gpsd leaves it out.
 public struct NMEAFixAssembler: Sendable {
     /// Written into every ``Location/device``.
     public var device: String?
