@@ -14,12 +14,14 @@
 /// other timed sentences (GBS, PASHR, PSTI) count as untimed here, and a GSV set is taken as
 /// decoded whatever its talker.
 struct GPSDReportingCycle {
-    /// The sentences that carry a fix time of their own, as gpsd's detector tells them apart.
-    private enum TimedKind: Hashable { case rmc, gga, gns, gll }
+    /// The sentences that carry a fix time of their own, as gpsd's detector tells them apart
+    /// (a bit each: the detector runs on every sentence of a replay).
+    private enum TimedKind: UInt8 { case rmc = 1, gga = 2, gns = 4, gll = 8 }
 
     /// A DBT was seen: gpsd 3.22 continues every cycle to the untimed sentences after it.
     private(set) var followsDepthSounder = false
-    private var endsOfCycle: Set<TimedKind> = []
+    /// The timed sentences gpsd reports after, as ``TimedKind`` bits.
+    private var endsOfCycle: UInt8 = 0
     private var lastTimed: TimedKind?
     private var lastTime: NMEATime?
 
@@ -28,15 +30,15 @@ struct GPSDReportingCycle {
         if case .ancillary(.depth) = sentence { followsDepthSounder = true }
         guard let (kind, time) = Self.timed(sentence) else {
             guard followsDepthSounder else { return false }
-            if let lastTimed { endsOfCycle.remove(lastTimed) }
+            if let lastTimed { endsOfCycle &= ~lastTimed.rawValue }
             return Self.decodesSomething(sentence)
         }
         if let lastTime, lastTime != time, let lastTimed, !followsDepthSounder {
-            endsOfCycle.insert(lastTimed)
+            endsOfCycle |= lastTimed.rawValue
         }
         lastTime = time
         lastTimed = kind
-        return endsOfCycle.contains(kind)
+        return endsOfCycle & kind.rawValue != 0
     }
 
     private static func timed(_ sentence: NMEASentence) -> (TimedKind, NMEATime)? {
