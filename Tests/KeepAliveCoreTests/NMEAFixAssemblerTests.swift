@@ -65,10 +65,15 @@ import Testing
     ]
     static let depthSounder = "$SDDBT,17.5,f,5.3,M,2.9,F*38"
 
+    /// Within 1e-9 degrees of gpsd's printed place.
+    private func isAt(_ location: Location, _ latitude: Double, _ longitude: Double) -> Bool {
+        abs(location.latitude - latitude) < 1e-9 && abs(location.longitude - longitude) < 1e-9
+    }
+
     @Test func onADepthSoundersBusALateGGAIsLeftOutAsGPSDLeavesIt() throws {
         let first = try #require(try reports([Self.depthSounder] + Self.latePlotterGGA).first?.location)
         // gpsd 3.22 reports 52.849521667, 5.312240000 for 09:48:16: the RMC's place.
-        #expect(abs(first.latitude - 52.849521667) < 1e-9 && abs(first.longitude - 5.312240000) < 1e-9)
+        #expect(isAt(first, 52.849521667, 5.312240000))
         #expect(first.altitudeMSL == nil)
     }
 
@@ -76,12 +81,12 @@ import Testing
         var lines = [Self.depthSounder] + Self.latePlotterGGA
         lines.insert("$SDHDG,235.6,,,1.3,E*35", at: 6)  // after the GGA, before the next second
         let first = try #require(try reports(lines).first?.location)
-        #expect(abs(first.latitude - 52.849508333) < 1e-9 && abs(first.longitude - 5.312205) < 1e-9)
+        #expect(isAt(first, 52.849508333, 5.312205))
         #expect(first.altitudeMSL == -5)
     }
 
     @Test func withoutADepthSounderTheEpochsLastPositionStands() throws {
         let first = try #require(try reports(Self.latePlotterGGA).first?.location)
-        #expect(abs(first.latitude - 52.849508333) < 1e-9 && abs(first.longitude - 5.312205) < 1e-9)
+        #expect(isAt(first, 52.849508333, 5.312205))
     }
 }

@@ -127,7 +127,7 @@ public struct NMEAFixAssembler: Sendable {
         let carried3D = lastWas3D && lastGGAHadAltitude
         let shown = cycle.followsDepthSounder ? reported ?? epoch : epoch
         let mode = shown.mode(carriedFixType: fixType, carried3D: carried3D)
-        let wholeMode = epoch.mode(carriedFixType: fixType, carried3D: carried3D)
+        let wholeMode = cycle.followsDepthSounder ? epoch.mode(carriedFixType: fixType, carried3D: carried3D) : mode
         lastWas3D = wholeMode == .threeDimensional
         lastGGAHadAltitude = wholeMode.hasPosition && (epoch.ggaHadAltitude ?? lastGGAHadAltitude)
         guard mode.hasPosition, let latitude = shown.latitude, let longitude = shown.longitude else {
