@@ -182,7 +182,7 @@ import Testing
 }
 
 @Suite(.timeLimit(.minutes(3))) struct AuthorizationDelegateTests {
-    final class Delegate: LocationManagerDelegate {
+    @MainActor final class Delegate: LocationManagerDelegate {
         let changes = Locked(0)
         func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {}
         func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {}
@@ -202,7 +202,7 @@ import Testing
         try authorization.setStatus(.always)
         let source = ScriptedLocationSource()
         let manager = LocationManager(source: source, authorization: authorization)
-        let delegate = Delegate()
+        let delegate = await Delegate()
         manager.delegate = delegate
         manager.startUpdatingLocation()
         await source.waitForSessions(1)

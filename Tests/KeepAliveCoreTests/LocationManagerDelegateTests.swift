@@ -3,28 +3,47 @@ import KeepAliveCore
 import LocationKeepAliveMocks
 import Testing
 
+/// Marks the main queue, so a callback can tell it runs there without trapping.
+private let mainQueueMark: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
 /// The CoreLocation-shaped facade.
 @Suite(.timeLimit(.minutes(3))) struct LocationManagerDelegateTests {
-    final class RecordingDelegate: LocationManagerDelegate {
+    /// Adopted as an app adopts `CLLocationManagerDelegate`: a `@MainActor` class, no annotation.
+    @MainActor final class RecordingDelegate: LocationManagerDelegate {
         let locations = Locked<[Location]>([])
         let errors = Locked<[String]>([])
         let statuses = Locked<[LocationStatus]>([])
+        /// Callbacks that ran anywhere but on the main queue.
+        let offMainThread = Locked(0)
 
         func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+            noteThread()
             self.locations.withLock { $0 += locations }
         }
         func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {
+            noteThread()
             errors.withLock { $0.append("\(error)") }
         }
         func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {
+            noteThread()
             statuses.withLock { $0.append(status) }
+        }
+        private func noteThread() {
+            MainActor.assertIsolated("the delegate is called off the main actor")
+            // The main queue, by its own mark: on Linux the main actor runs there, and the main
+            // thread itself is gone once `dispatchMain()` has taken over (it calls pthread_exit).
+            if DispatchQueue.getSpecific(key: mainQueueMark) != true { offMainThread.withLock { $0 += 1 } }
         }
     }
 
     @Test func startAndStopUpdatingDeliverToTheDelegate() async throws {
         let source = ScriptedLocationSource()
         let manager = LocationManager(source: source)
-        let delegate = RecordingDelegate()
+        let delegate = await RecordingDelegate()
         manager.delegate = delegate
         manager.desiredAccuracy = 10
         manager.startUpdatingLocation()
@@ -34,6 +53,7 @@ import Testing
         source.sendNoFix()
         try await waitUntil { delegate.statuses.withLock { $0 } == [.fixLost] }
         #expect(delegate.locations.withLock { $0.map(\.latitude) } == [3])
+        #expect(delegate.offMainThread.withLock { $0 } == 0)
         manager.stopUpdatingLocation()
         try await waitUntil { source.activeSessions == 0 }
     }
@@ -42,11 +62,12 @@ import Testing
         let source = ScriptedLocationSource()
         source.failNextStart(with: LocationError(.gpsdUnreachable, "cannot reach gpsd at localhost:2947"))
         let manager = LocationManager(source: source)
-        let delegate = RecordingDelegate()
+        let delegate = await RecordingDelegate()
         manager.delegate = delegate
         manager.requestLocation()
         try await waitUntil { !delegate.errors.withLock { $0 }.isEmpty }
         #expect(delegate.errors.withLock { $0 } == ["cannot reach gpsd at localhost:2947"])
         #expect(delegate.locations.withLock { $0 }.isEmpty)
+        #expect(delegate.offMainThread.withLock { $0 } == 0)
     }
 }

@@ -1,4 +1,12 @@
 /// Callbacks of the CoreLocation-shaped facade, named as `CLLocationManagerDelegate`'s.
+///
+/// Every callback arrives on the main actor, where an app's delegate lives: CoreLocation calls
+/// its delegate on the thread the manager was created on, in practice the main one. A
+/// `@MainActor` class (a view model, an app delegate) conforms as it is; any other class can
+/// conform with `nonisolated` methods, which then run on the main thread too. The main actor
+/// must be free to run them: a program with an `async` main (`@main` with `static func main()
+/// async`, or top-level `await`) is, one that blocks its main thread is not.
+@MainActor
 public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// New fixes, oldest first.
     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location])
@@ -50,13 +58,14 @@ extension LocationManager {
         set { facade.withLock { $0.distanceFilter = newValue } }
     }
 
-    /// Starts delivering fixes to the delegate until ``stopUpdatingLocation()``.
+    /// Starts delivering fixes to the delegate, on the main actor, until ``stopUpdatingLocation()``.
     public func startUpdatingLocation() {
         let filter = facade.withLock {
             LocationFilter(desiredAccuracy: $0.desiredAccuracy, distanceFilter: $0.distanceFilter)
         }
         let updates = self.updates(filter)
-        let task = Task { [weak self] in
+        // Iterated on the main actor: the delegate is called there, in order, one call at a time.
+        let task = Task { @MainActor [weak self] in
             do {
                 for try await update in updates {
                     guard let self, let delegate = self.delegate else { continue }
@@ -86,10 +95,11 @@ extension LocationManager {
         }
     }
 
-    /// Requests one fix and calls the delegate once, with the fix or the error (30 s timeout).
+    /// Requests one fix and calls the delegate once, on the main actor, with the fix or the
+    /// error (30 s timeout).
     public func requestLocation() {
         let accuracy = desiredAccuracy
-        Task { [weak self] in
+        Task { @MainActor [weak self] in
             guard let self else { return }
             do {
                 let location = try await self.requestLocation(desiredAccuracy: accuracy, timeout: .seconds(30))
