@@ -18,6 +18,7 @@ public final class ScriptedLocationSource: LocationSource {
         var ended = 0
         var nextStartError: (any Error)?
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var clock: Date?
     }
 
     private let state = Locked(State())
@@ -31,6 +32,14 @@ public final class ScriptedLocationSource: LocationSource {
     public var sessionsEnded: Int { state.withLock { $0.ended } }
     /// Sessions running now.
     public var activeSessions: Int { state.withLock { $0.sessions.count } }
+
+    /// The source's own clock, against which the manager measures fix ages; `nil` (the default)
+    /// leaves them to the manager's wall clock, as a live receiver does. Set it to stand in for
+    /// a replay's clock.
+    public var currentDate: Date? {
+        get { state.withLock { $0.clock } }
+        set { state.withLock { $0.clock = newValue } }
+    }
 
     /// Starts a session: what the test sends from now on, until it finishes or fails the source.
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {

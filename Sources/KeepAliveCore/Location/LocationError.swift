@@ -65,17 +65,19 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         LocationError(.connectionLost, "lost gpsd at \(host):\(port) (\(reason)); reconnecting")
     }
 
-    package static func locationUnknown(after timeout: Duration, best: Location?) -> LocationError {
+    /// `what` happened, with the best fix seen and the rule that turned it down.
+    package static func locationUnknown(_ what: String, best: Location?, rejectedBecause rule: String?) -> LocationError {
         let bestText =
             best.map { fix in
                 "best fix seen: \(fix.latitude), \(fix.longitude)"
                     + (fix.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? " (accuracy unknown)")
+                    + (rule.map { ", turned down: \($0)" } ?? "")
             } ?? "no fix seen"
-        return LocationError(
-            .locationUnknown,
-            "no fix met the request within \(timeout.secondsText) (\(bestText))",
-            bestLocation: best
-        )
+        return LocationError(.locationUnknown, "\(what) (\(bestText))", bestLocation: best)
+    }
+
+    package static func locationUnknown(after timeout: Duration, best: Location?) -> LocationError {
+        locationUnknown("no fix met the request within \(timeout.secondsText)", best: best, rejectedBecause: nil)
     }
 
     static func invalidOptions(_ message: String) -> LocationError { LocationError(.invalidOptions, message) }

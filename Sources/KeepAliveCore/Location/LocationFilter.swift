@@ -6,7 +6,9 @@ public struct LocationFilter: Sendable, Hashable {
     public var desiredAccuracy: Double?
     /// Drop fixes closer than this many metres to the last one delivered.
     public var distanceFilter: Double?
-    /// Drop fixes whose receiver time is older than this (against the manager's wall clock), or unknown.
+    /// Drop fixes whose receiver time is older than this, or unknown. Ages are measured on the
+    /// source's clock (``LocationSource/currentDate``: a replay's own time), else against the
+    /// manager's wall clock.
     public var maximumAge: Duration?
     /// Drop a fix with the same receiver time as the last one delivered (gpsd often sends
     /// two or three reports per epoch as its sentences arrive).
@@ -42,17 +44,49 @@ public struct LocationFilter: Sendable, Hashable {
     }
 
     /// Whether a fix is accurate and fresh enough (the distance and duplicate rules need history).
-    func accepts(_ location: Location, now: Date) -> Bool {
+    ///
+    /// `now` is read only when there is an age limit: the source's clock can cost a lock.
+    func accepts(_ location: Location, now: () -> Date) -> Bool {
         if let desiredAccuracy {
             guard let accuracy = location.horizontalAccuracy, accuracy <= desiredAccuracy else { return false }
         }
         if let maximumAge {
-            guard let timestamp = location.timestamp,
-                now.timeIntervalSince(timestamp) <= Double(maximumAge.components.seconds)
-                    + Double(maximumAge.components.attoseconds) / 1e18
+            guard let timestamp = location.timestamp, now().timeIntervalSince(timestamp) <= maximumAge.seconds
             else { return false }
         }
         return true
+    }
+
+    /// The rule that turns `location` down, in words, or `nil` when it passes (for errors, not per fix).
+    /// `clock` names what `now` was read from, for the age rule.
+    func rejection(of location: Location, now: Date, clock: String) -> String? {
+        if let desiredAccuracy {
+            guard let accuracy = location.horizontalAccuracy else {
+                return "its accuracy is unknown, and the request asks for \(desiredAccuracy.significant(3)) m or better"
+            }
+            if accuracy > desiredAccuracy {
+                return "±\(accuracy.fixed(1)) m is worse than the \(desiredAccuracy.significant(3)) m asked for"
+            }
+        }
+        if let maximumAge {
+            guard let timestamp = location.timestamp else {
+                return "it has no time, so its age is unknown, and the request allows \(maximumAge.secondsText)"
+            }
+            let age = now.timeIntervalSince(timestamp)
+            if age > maximumAge.seconds {
+                return "it is \(ageText(age)) old by \(clock), more than the maximum age of \(maximumAge.secondsText)"
+            }
+        }
+        return nil
+    }
+
+    private func ageText(_ seconds: Double) -> String {
+        switch seconds {
+        case ..<120: "\(seconds.significant(3)) s"
+        case ..<7_200: "\((seconds / 60).significant(3)) min"
+        case ..<172_800: "\((seconds / 3_600).significant(3)) h"
+        default: "\(Int(seconds / 86_400)) days"
+        }
     }
 }
 
@@ -77,7 +111,7 @@ struct LocationFilterState: Sendable {
     }
 
     /// The update this event gives the stream, if any.
-    mutating func consider(_ event: SourceEvent, now: Date) -> LocationUpdate? {
+    mutating func consider(_ event: SourceEvent, now: () -> Date) -> LocationUpdate? {
         switch event {
         case .status(let status):
             return .status(status)

@@ -30,7 +30,8 @@ public final class LocationManager: Sendable {
     ///   - source: where fixes come from: gpsd, a replay, or a test's script.
     ///   - clock: times one-shot timeouts.
     ///   - logger: where authorization pauses and session changes are logged.
-    ///   - wallClock: the current date, for ``LocationFilter/maximumAge`` and cached-fix age.
+    ///   - wallClock: the current date, for ``LocationFilter/maximumAge`` and cached-fix age when
+    ///     the source has no clock of its own (``LocationSource/currentDate``; a replay has one).
     ///   - authorization: enforces the app's authorization: see ``LocationAccess``.
     public init(
         source: any LocationSource,
@@ -130,9 +131,9 @@ public final class LocationManager: Sendable {
         guard timeout > .zero else {
             throw LocationError.invalidOptions("timeout must be positive, not \(timeout.secondsText)")
         }
-        let now = wallClock()
+        let now = currentDate()
         let id: Int? = state.withLock { state in
-            if maximumAge != nil, let cached = state.cachedLocation, filter.accepts(cached, now: now) { return nil }
+            if maximumAge != nil, let cached = state.cachedLocation, filter.accepts(cached, now: { now }) { return nil }
             let id = state.nextID()
             state.oneShots[id] = OneShot(filter: filter)
             return id
@@ -189,8 +190,18 @@ public final class LocationManager: Sendable {
         }
     }
 
+    /// The date fix ages are measured against: the source's clock, else the wall clock.
+    func currentDate() -> Date { source.currentDate ?? wallClock() }
+
     private func dispatch(_ event: SourceEvent) {
-        let now = wallClock()
+        // Read once per event, and only if a filter has an age limit (a replay's clock locks).
+        var date: Date?
+        let now = {
+            if let date { return date }
+            let current = self.currentDate()
+            date = current
+            return current
+        }
         var deliveries: [(UpdateSink, LocationUpdate)] = []
         defer {
             // Outside the lock: a handler may call the manager.
@@ -223,7 +234,7 @@ public final class LocationManager: Sendable {
             }
             guard case .report(let report) = event, let location = report.location else { return }
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
-                oneShot.noteCandidate(location)
+                oneShot.noteCandidate(location, now: now, clock: source.currentDate == nil ? "the wall clock" : "the source's clock")
                 if oneShot.filter.accepts(location, now: now) {
                     oneShot.complete(.success(location))
                     state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
@@ -246,8 +257,10 @@ public final class LocationManager: Sendable {
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
                 let failure =
                     error
-                    ?? LocationError.locationUnknown(after: .zero, best: oneShot.best).replacingMessage(
-                        "the source ended before a fix met the request"
+                    ?? LocationError.locationUnknown(
+                        "the source ended before a fix met the request",
+                        best: oneShot.best,
+                        rejectedBecause: oneShot.bestRejection
                     )
                 oneShot.complete(.failure(failure))
                 state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
@@ -282,8 +295,13 @@ public final class LocationManager: Sendable {
     }
 
     private func expireOneShot(_ id: Int, after timeout: Duration) {
-        let best = state.withLock { $0.oneShots[id]?.best }
-        finishOneShot(id, with: .failure(LocationError.locationUnknown(after: timeout, best: best)))
+        let (best, rejection) = state.withLock { ($0.oneShots[id]?.best, $0.oneShots[id]?.bestRejection) }
+        let error = LocationError.locationUnknown(
+            "no fix met the request within \(timeout.secondsText)",
+            best: best,
+            rejectedBecause: rejection
+        )
+        finishOneShot(id, with: .failure(error))
     }
 
     private func finishOneShot(_ id: Int, with result: Result<Location, any Error>) {
@@ -309,17 +327,20 @@ extension LocationManager {
     struct OneShot {
         let filter: LocationFilter
         var best: Location?
+        /// The rule that turned ``best`` down, when it was seen.
+        var bestRejection: String?
         var result: Result<Location, any Error>?
         var continuation: CheckedContinuation<Location, any Error>?
 
-        mutating func noteCandidate(_ location: Location) {
-            guard let best else {
-                self.best = location
+        /// Keeps the most accurate fix seen, and why it was turned down (`clock` names `now`'s clock).
+        mutating func noteCandidate(_ location: Location, now: () -> Date, clock: @autoclosure () -> String) {
+            if let best, (location.horizontalAccuracy ?? .infinity) > (best.horizontalAccuracy ?? .infinity) { return }
+            best = location
+            guard filter.maximumAge != nil else {
+                bestRejection = filter.rejection(of: location, now: .distantPast, clock: "")
                 return
             }
-            if (location.horizontalAccuracy ?? .infinity) <= (best.horizontalAccuracy ?? .infinity) {
-                self.best = location
-            }
+            bestRejection = filter.rejection(of: location, now: now(), clock: clock())
         }
 
         /// Records the result and resumes the waiter, if one is waiting yet.
@@ -355,10 +376,3 @@ extension LocationManager {
     }
 }
 
-extension LocationError {
-    func replacingMessage(_ message: String) -> LocationError {
-        var copy = self
-        copy.message = message
-        return copy
-    }
-}

@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// Where reports come from: gpsd, an NMEA log, or a test double.
 ///
 /// Each call to ``events()`` starts one session (one gpsd watch, one pass over a log); it
@@ -13,9 +15,20 @@ public protocol LocationSource: Sendable {
     /// The manager uses this: a source that reads on a thread of its own (gpsd) then costs no
     /// hop per event. The default iterates ``events()``.
     func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws
+
+    /// The date on the source's own clock now, against which fix ages are measured
+    /// (``LocationFilter/maximumAge``, a one-shot's `maximumAge`).
+    ///
+    /// `nil`, the default, measures them against the manager's wall clock, right for a live
+    /// receiver. A replay answers with the moment of its log it is playing, so a log recorded
+    /// years ago stands in for a receiver today.
+    var currentDate: Date? { get }
 }
 
 extension LocationSource {
+    /// By default, none: ages are measured against the manager's wall clock.
+    public var currentDate: Date? { nil }
+
     /// By default, the events of ``events()`` handed over one at a time.
     public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {
         for try await event in events() { handler(event) }

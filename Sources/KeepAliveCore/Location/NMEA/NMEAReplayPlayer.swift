@@ -49,6 +49,12 @@ final class NMEAReplayPlayer: Sendable {
         var shift: Duration = .zero
         var passFirstMillis: Int?
         var ended = false
+        /// The latest timed report handed out, and when it was due: the log's clock.
+        var clockMark: (time: Date, due: Duration)?
+
+        mutating func noteHandedOut(_ entry: Entry) {
+            if case .report(let report) = entry.event, let time = report.time { clockMark = (time, entry.due) }
+        }
     }
 
     init(file: URL, speed: Double, maximumGap: Duration, loops: Bool) {
@@ -86,12 +92,7 @@ final class NMEAReplayPlayer: Sendable {
     /// receiver's current fix, or the end of the log if it has come.
     func advance(to now: Duration, after seen: Int?) -> Step {
         state.withLock { state in
-            let elapsed = now - (state.startedAt ?? now)
-            while let entry = peek(&state), entry.due <= elapsed {
-                state.pending = nil
-                state.recent.append(entry)
-                if state.recent.count > history { state.recent.removeFirst(state.recent.count - history) }
-            }
+            catchUp(&state, to: now)
             var step = Step(seenThrough: state.recent.last?.sequence ?? seen, nextDue: peek(&state)?.due)
             step.isWaitingForInput = state.decoder?.isWaitingForInput == true
             if let seen {
@@ -102,6 +103,29 @@ final class NMEAReplayPlayer: Sendable {
                 step.entries = [current]
             }
             return step
+        }
+    }
+
+    /// Moves every entry due by `now` onto the timeline.
+    private func catchUp(_ state: inout State, to now: Duration) {
+        let elapsed = now - (state.startedAt ?? now)
+        while let entry = peek(&state), entry.due <= elapsed {
+            state.pending = nil
+            state.noteHandedOut(entry)
+            state.recent.append(entry)
+            if state.recent.count > history { state.recent.removeFirst(state.recent.count - history) }
+        }
+    }
+
+    /// The log's date at `now`: the latest report's time, plus the time since it was due at
+    /// the replay's speed (speed 0: the latest report taken); `nil` before the first timed report.
+    func date(at now: Duration) -> Date? {
+        state.withLock { state in
+            guard let startedAt = state.startedAt else { return nil }
+            guard speed > 0 else { return state.clockMark?.time }
+            catchUp(&state, to: now)
+            guard let mark = state.clockMark else { return nil }
+            return mark.time.addingTimeInterval(((now - startedAt) - mark.due).seconds * speed)
         }
     }
 
@@ -118,6 +142,7 @@ final class NMEAReplayPlayer: Sendable {
             guard let entry = peek(&state) else { return nil }
             if case .status(.replayFinished) = entry.event { return entry }
             state.pending = nil
+            state.noteHandedOut(entry)
             return entry
         }
     }

@@ -49,6 +49,14 @@ public struct NMEAReplaySource: LocationSource {
         try player.start(at: time.now())
     }
 
+    /// The log's time now: the time of the latest report played, plus the time since it at the
+    /// replay's speed (at speed 0, where there is no clock, that report's time); `nil` before the
+    /// log has started or before its first timed report.
+    ///
+    /// The manager measures fix ages against it, so `maximumAge` means for a replay what it
+    /// means for a live receiver: the fix of this moment in the log is fresh.
+    public var currentDate: Date? { player.date(at: time.now()) }
+
     /// The events of a session, as a stream.
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
         if speed == 0 {
