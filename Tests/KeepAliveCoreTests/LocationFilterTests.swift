@@ -103,11 +103,27 @@ import Testing
         )
     }
 
-    @Test func invalidOptionsFailTheStream() async throws {
+    @Test(arguments: [
+        LocationFilter(desiredAccuracy: -3), LocationFilter(desiredAccuracy: 0), LocationFilter(desiredAccuracy: .nan),
+        LocationFilter(distanceFilter: -2), LocationFilter(distanceFilter: .infinity),
+        LocationFilter(maximumAge: .seconds(-1)),
+    ])
+    func invalidOptionsFailTheStream(filter: LocationFilter) async throws {
         let manager = LocationManager(source: source)
-        await #expect(throws: LocationError.self) {
-            for try await _ in manager.updates(LocationFilter(desiredAccuracy: -1)) {}
-        }
+        let error = try #require(await #expect(throws: LocationError.self) { for try await _ in manager.updates(filter) {} })
+        #expect(error.code == .invalidOptions)
         #expect(source.sessionsStarted == 0)
+    }
+
+    /// `kCLLocationAccuracyBest` (-1), `kCLLocationAccuracyBestForNavigation` (-2) and
+    /// `kCLDistanceFilterNone` (-1) mean what they mean in CoreLocation: every fix.
+    @Test(arguments: [LocationFilter.bestAccuracy, LocationFilter.bestAccuracyForNavigation])
+    func coreLocationsConstantsTakeEveryFix(accuracy: Double) async throws {
+        let updates = try await collect(LocationFilter(desiredAccuracy: accuracy, distanceFilter: LocationFilter.noDistanceFilter)) { source, t in
+            source.sendFix(latitude: 1, longitude: 0, accuracy: 500, at: t)
+            source.sendFix(latitude: 1, longitude: 0, at: t + 1)  // accuracy unknown, the same place
+            source.sendFix(latitude: 1.00001, longitude: 0, accuracy: 3, at: t + 2)
+        }
+        #expect(fixes(updates) == [1, 1, 1.00001])
     }
 }

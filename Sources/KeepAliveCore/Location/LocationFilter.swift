@@ -3,8 +3,14 @@ import FoundationEssentials
 /// Which fixes a continuous update stream delivers.
 public struct LocationFilter: Sendable, Hashable {
     /// Drop fixes whose horizontal accuracy is worse (larger) than this many metres, or unknown.
+    ///
+    /// A filter, where CoreLocation's `desiredAccuracy` is a hint to the system: gpsd's receiver
+    /// does what it does, so the only thing the setting can change is what you are given.
+    /// CoreLocation's ``bestAccuracy`` (-1, `kCLLocationAccuracyBest`) and ``bestAccuracyForNavigation`` (-2)
+    /// mean what they mean there, the best the receiver gives: no limit.
     public var desiredAccuracy: Double?
-    /// Drop fixes closer than this many metres to the last one delivered.
+    /// Drop fixes closer than this many metres to the last one delivered. CoreLocation's
+    /// ``noDistanceFilter`` (-1, `kCLDistanceFilterNone`) delivers every fix, as `nil` does.
     public var distanceFilter: Double?
     /// Drop fixes whose receiver time is older than this, or unknown. Ages are measured on the
     /// source's clock (``LocationSource/currentDate``: a replay's own time), else against the
@@ -27,16 +33,43 @@ public struct LocationFilter: Sendable, Hashable {
         self.rejectsDuplicates = rejectsDuplicates
     }
 
+    /// `kCLLocationAccuracyBest`: the best the receiver gives, every fix (-1, as in CoreLocation).
+    public static let bestAccuracy: Double = -1
+    /// `kCLLocationAccuracyBestForNavigation`: the same as ``bestAccuracy`` here (-2, as in CoreLocation).
+    public static let bestAccuracyForNavigation: Double = -2
+    /// `kCLDistanceFilterNone`: every fix, however close (-1, as in CoreLocation).
+    public static let noDistanceFilter: Double = -1
+
+    /// The accuracy limit in force: `nil` for none, ``bestAccuracy`` and ``bestAccuracyForNavigation``.
+    var accuracyLimit: Double? {
+        guard let desiredAccuracy, desiredAccuracy >= 0 else { return nil }
+        return desiredAccuracy
+    }
+
+    /// The distance limit in force: `nil` for none and ``noDistanceFilter``.
+    var distanceLimit: Double? {
+        guard let distanceFilter, distanceFilter >= 0 else { return nil }
+        return distanceFilter
+    }
+
     /// Every report with a position, unfiltered.
     public static let everything = LocationFilter(rejectsDuplicates: false)
 
-    /// Throws ``LocationError/Code/invalidOptions`` for negative or non-finite values.
+    /// Throws ``LocationError/Code/invalidOptions`` for negative (other than CoreLocation's
+    /// constants) or non-finite values.
     public func validate() throws(LocationError) {
-        if let desiredAccuracy, !(desiredAccuracy > 0 && desiredAccuracy.isFinite) {
-            throw .invalidOptions("desired accuracy must be a positive number of metres, not \(desiredAccuracy)")
+        if let desiredAccuracy, !(desiredAccuracy > 0 && desiredAccuracy.isFinite),
+            desiredAccuracy != Self.bestAccuracy, desiredAccuracy != Self.bestAccuracyForNavigation
+        {
+            throw .invalidOptions(
+                "desired accuracy must be a positive number of metres, or -1 (best) or -2 (best for "
+                    + "navigation) as in CoreLocation, not \(desiredAccuracy)"
+            )
         }
-        if let distanceFilter, !(distanceFilter >= 0 && distanceFilter.isFinite) {
-            throw .invalidOptions("distance filter must be zero or more metres, not \(distanceFilter)")
+        if let distanceFilter, !(distanceFilter >= 0 && distanceFilter.isFinite), distanceFilter != Self.noDistanceFilter {
+            throw .invalidOptions(
+                "distance filter must be zero or more metres, or -1 (none) as in CoreLocation, not \(distanceFilter)"
+            )
         }
         if let maximumAge, maximumAge < .zero {
             throw .invalidOptions("maximum age must not be negative, not \(maximumAge.secondsText)")
@@ -47,7 +80,7 @@ public struct LocationFilter: Sendable, Hashable {
     ///
     /// `now` is read only when there is an age limit: the source's clock can cost a lock.
     func accepts(_ location: Location, now: () -> Date) -> Bool {
-        if let desiredAccuracy {
+        if let desiredAccuracy = accuracyLimit {
             guard let accuracy = location.horizontalAccuracy, accuracy <= desiredAccuracy else { return false }
         }
         if let maximumAge {
@@ -60,7 +93,7 @@ public struct LocationFilter: Sendable, Hashable {
     /// The rule that turns `location` down, in words, or `nil` when it passes (for errors, not per fix).
     /// `clock` names what `now` was read from, for the age rule.
     func rejection(of location: Location, now: Date, clock: String) -> String? {
-        if let desiredAccuracy {
+        if let desiredAccuracy = accuracyLimit {
             guard let accuracy = location.horizontalAccuracy else {
                 return "its accuracy is unknown, and the request asks for \(desiredAccuracy.significant(3)) m or better"
             }
@@ -132,7 +165,7 @@ struct LocationFilterState: Sendable {
             guard let location = report.location else { return nil }  // mode before position (GSA first)
             if filter.rejectsDuplicates, isDuplicate(location) { return nil }
             guard filter.accepts(location, now: now) else { return nil }
-            if let distance = filter.distanceFilter, let last = lastDelivered, location.distance(from: last) < distance
+            if let distance = filter.distanceLimit, let last = lastDelivered, location.distance(from: last) < distance
             {
                 return nil
             }
