@@ -27,7 +27,7 @@ enum JournalBench {
     /// `journal-append PATH COUNT full|normal|batch`: one transaction a fix (as the service
     /// appends), or batches of 100.
     static func append(path: String, count: Int, mode: String) throws {
-        let journal = try FixJournal(path: path, durability: mode == "normal" ? .normal : .full, battery: { nil })
+        let journal = try FixJournal(file: URL(fileURLWithPath: path), durability: mode == "normal" ? .normal : .full, battery: { nil })
         let cpu = cpuSeconds()
         let start = ContinuousClock.now
         if mode == "batch" {
@@ -44,7 +44,7 @@ enum JournalBench {
     /// the service does), then delivered to the destination until its queue is empty
     /// (batches of 100). Two lines: `journal ...` and `deliver-<scheme> ...`.
     static func deliver(path: String, url: String, count: Int) async throws {
-        let journal = try FixJournal(path: path, battery: { nil })
+        let journal = try FixJournal(file: URL(fileURLWithPath: path), battery: { nil })
         let appendCPU = cpuSeconds()
         let appendStart = ContinuousClock.now
         for index in 0..<count { try journal.append(sample(index)) }
@@ -74,7 +74,7 @@ enum JournalBench {
         policy.batchThreshold = 1
         policy.maximumBatch = 50
         for tracker in first..<(first + trackers) {
-            let journal = try FixJournal(path: "\(folder)/t\(tracker).sqlite", durability: .normal, battery: { nil })
+            let journal = try FixJournal(file: URL(fileURLWithPath: "\(folder)/t\(tracker).sqlite"), durability: .normal, battery: { nil })
             let destination = try Destination(name: "fleet", url: "mqtt://127.0.0.1:\(port)/owntracks/fleet/t\(tracker)")
             deliveries.append(try JournalDelivery(journal: journal, destinations: [destination], policy: policy, watchesNetwork: false))
         }

@@ -143,9 +143,9 @@ extension KeepAlive {
             var configuration = try makeConfiguration()
             if hosted {
                 let socket =
-                    hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? AppHost.Configuration.defaultSocketPath
+                    hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? AppHost.Configuration.defaultSocket.path
                 do {
-                    let client = try HostClient(socketPath: socket)
+                    let client = try HostClient(socket: URL(fileURLWithPath: socket))
                     let (profile, state, modes) = try await client.hello(app: appID)
                     configuration.profile = profile
                     configuration.backgroundModes = modes  // what the host launched it with

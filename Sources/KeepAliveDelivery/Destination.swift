@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 
 /// A tracking server fixes are delivered to, by name (its queue in the journal is the name's:
 /// changing the settings keeps it).
@@ -70,8 +70,8 @@ public struct Destination: Sendable, Hashable {
                     topic: parts.joined(separator: "/"),
                     clientID: options["client-id"] ?? "keepalive-\(parts[1])-\(parts[2])",
                     username: url.user,
-                    passwordFile: options["password-file"],
-                    caFile: options["ca"],
+                    passwordFile: options["password-file"].map { URL(fileURLWithPath: $0) },
+                    caFile: options["ca"].map { URL(fileURLWithPath: $0) },
                     usesTLS: scheme == "mqtts",
                     trackerID: options["tid"] ?? String(parts[2].suffix(2))
                 )
@@ -93,8 +93,8 @@ public struct Destination: Sendable, Hashable {
             let settings = HTTPSettings(
                 url: target.string ?? text,
                 username: url.user,
-                passwordFile: options["password-file"],
-                caFile: options["ca"],
+                passwordFile: options["password-file"].map { URL(fileURLWithPath: $0) },
+                caFile: options["ca"].map { URL(fileURLWithPath: $0) },
                 user: options["user"],
                 device: isTraccar ? options["id"] : options["device"],
                 trackerID: options["tid"] ?? options["device"].map { String($0.suffix(2)) }
@@ -135,12 +135,12 @@ public struct Destination: Sendable, Hashable {
 
     /// Reads the password file now (if there is one), so a bad one is reported at start.
     public func checkCredentials() throws(DeliveryError) {
-        let file: String? =
+        let file: URL? =
             switch endpoint {
             case .ownTracksMQTT(let settings): settings.passwordFile
             case .ownTracksHTTP(let settings), .traccar(let settings): settings.passwordFile
             }
-        if let file { _ = try PasswordFile.read(file) }
+        if let file { _ = try PasswordFile.read(file.path) }
     }
 
     /// The settings as given (kept in the journal; no password is ever in them).
@@ -160,9 +160,9 @@ public struct MQTTSettings: Sendable, Hashable {
     /// The broker's user, if it asks for one.
     public var username: String?
     /// A file of mode 0600 holding the password.
-    public var passwordFile: String?
+    public var passwordFile: URL?
     /// The CA certificate that signed the broker's.
-    public var caFile: String?
+    public var caFile: URL?
     /// `mqtts://`: TLS.
     public var usesTLS: Bool
     /// OwnTracks' two-character tracker id (`tid`).
@@ -171,7 +171,7 @@ public struct MQTTSettings: Sendable, Hashable {
     /// Settings from their parts.
     public init(
         host: String, port: Int = 1883, topic: String, clientID: String, username: String? = nil,
-        passwordFile: String? = nil, caFile: String? = nil, usesTLS: Bool = false, trackerID: String? = nil
+        passwordFile: URL? = nil, caFile: URL? = nil, usesTLS: Bool = false, trackerID: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -192,9 +192,9 @@ public struct HTTPSettings: Sendable, Hashable {
     /// The user for HTTP basic authentication, if the server asks for one.
     public var username: String?
     /// A file of mode 0600 holding the password.
-    public var passwordFile: String?
+    public var passwordFile: URL?
     /// The CA certificate that signed the server's.
-    public var caFile: String?
+    public var caFile: URL?
     /// OwnTracks: `X-Limit-U`.
     public var user: String?
     /// OwnTracks: `X-Limit-D`; Traccar: the device identifier.
@@ -204,7 +204,7 @@ public struct HTTPSettings: Sendable, Hashable {
 
     /// Settings from their parts.
     public init(
-        url: String, username: String? = nil, passwordFile: String? = nil, caFile: String? = nil,
+        url: String, username: String? = nil, passwordFile: URL? = nil, caFile: URL? = nil,
         user: String? = nil, device: String? = nil, trackerID: String? = nil
     ) {
         self.url = url

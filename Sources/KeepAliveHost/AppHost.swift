@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import Glibc
 public import Logging
 public import KeepAliveCore
@@ -19,8 +19,9 @@ public actor AppHost {
         public var freezer: FreezerKind = .auto
         /// The folder the host's cgroups live in: one per host.
         public var name = "keepalive.host"
-        /// The control socket's path.
-        public var socketPath: String
+        /// The control socket.
+        public var socket: URL
+        var socketPath: String { socket.path }
         /// The socket's permission bits: 0600, or 0660 for ``socketGroup``.
         public var socketMode: UInt32 = 0o600
         /// The group whose members may use the socket besides the host's user and root (the
@@ -56,22 +57,24 @@ public actor AppHost {
 
         /// The apps' socket, beside the control socket (`KEEPALIVE_HOST_SOCKET` in each app):
         /// mode 0666, so that apps of any user reach it; it serves `hello` and reports only.
-        public var appSocketPath: String { socketPath + ".apps" }
+        public var appSocket: URL { URL(fileURLWithPath: appSocketPath) }
+        var appSocketPath: String { socketPath + ".apps" }
 
         /// Where processes stopped with signals are listed, for the watchdog and the next host.
-        public var stoppedFile: String { socketPath + ".stopped" }
+        public var stoppedFile: URL { URL(fileURLWithPath: stoppedPath) }
+        var stoppedPath: String { socketPath + ".stopped" }
 
         /// A configuration with the defaults and this socket.
-        public init(socketPath: String = Configuration.defaultSocketPath) {
-            self.socketPath = socketPath
+        public init(socket: URL = Configuration.defaultSocket) {
+            self.socket = socket
         }
 
         /// `$XDG_RUNTIME_DIR/keepalive-host.sock`, or `/run/keepalive-host.sock` for root.
-        public static var defaultSocketPath: String {
+        public static var defaultSocket: URL {
             if getuid() != 0, let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-                return "\(runtime)/keepalive-host.sock"
+                return URL(fileURLWithPath: "\(runtime)/keepalive-host.sock")
             }
-            return getuid() == 0 ? "/run/keepalive-host.sock" : "/tmp/keepalive-host-\(getuid()).sock"
+            return URL(fileURLWithPath: getuid() == 0 ? "/run/keepalive-host.sock" : "/tmp/keepalive-host-\(getuid()).sock")
         }
     }
 
@@ -141,10 +144,10 @@ public actor AppHost {
         appServer = try ControlServer(path: configuration.appSocketPath, mode: 0o666, forApps: true)
         start = clock.now
         // A host that died left its apps behind: never leave one frozen, and take them back.
-        for pid in (KernelFile.read(configuration.stoppedFile) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
+        for pid in (KernelFile.read(configuration.stoppedPath) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
             kill(pid, SIGCONT)
         }
-        unlink(configuration.stoppedFile)
+        unlink(configuration.stoppedPath)
         var adopted: [HostedApp] = []
         for group in freezer.thawLeftovers() {
             let processes = group.processes()
@@ -195,7 +198,7 @@ public actor AppHost {
         appServer.stop()
         await stopAll()
         freezer.removeRoot()
-        unlink(configuration.stoppedFile)
+        unlink(configuration.stoppedPath)
         if let watchdogPipe { close(watchdogPipe) }  // the watchdog finds nothing frozen, and ends
         emit(.stopped)
     }
@@ -261,9 +264,9 @@ public actor AppHost {
     func recordStopped() {
         let stopped = apps.values.flatMap(\.group.stoppedProcesses)
         if stopped.isEmpty {
-            unlink(configuration.stoppedFile)
+            unlink(configuration.stoppedPath)
         } else {
-            HostWatchdog.record(stopped, in: configuration.stoppedFile)
+            HostWatchdog.record(stopped, in: configuration.stoppedPath)
         }
     }
 

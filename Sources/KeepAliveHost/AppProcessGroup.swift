@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import Glibc
 import KeepAliveCore
 
@@ -13,7 +13,9 @@ public final class AppProcessGroup: Sendable {
     /// The app's name.
     public let app: String
     /// The cgroup folder (`nil` with signals).
-    public let path: String?
+    public var folder: URL? { path.map { URL(fileURLWithPath: $0, isDirectory: true) } }
+    /// The cgroup folder's path, for the kernel's files.
+    let path: String?
     /// The cgroup as `/proc/PID/cgroup` names it.
     let hierarchyPath: String?
     private let state = Locked(GroupState())

@@ -1,13 +1,13 @@
 import Dispatch
-import FoundationEssentials
+public import FoundationEssentials
 public import KeepAliveCore
 
 /// A connection to `keepalive host`: an app's own (after ``hello(app:)``), or the
 /// compositor's (launch, move, status).
 public final class HostClient: Sendable {
-    /// The host's control socket.
-    public let socketPath: String
-    private let socket: UnixSocket
+    /// The host's socket.
+    public let socket: URL
+    private let connection: UnixSocket
     private let state = Locked(ClientState())
     /// What the host tells the app, in order; ends when the connection closes.
     public let notices: AsyncStream<HostNotice>
@@ -21,10 +21,11 @@ public final class HostClient: Sendable {
     /// Connects to the host.
     ///
     /// - Throws: ``HostError/Code/hostUnreachable`` naming the socket and how to start a host.
-    public init(socketPath: String = AppHost.Configuration.defaultSocketPath) throws(HostError) {
-        self.socketPath = socketPath
+    public init(socket: URL = AppHost.Configuration.defaultSocket) throws(HostError) {
+        self.socket = socket
+        let socketPath = socket.path
         do {
-            socket = try UnixSocket.connect(to: socketPath)
+            connection = try UnixSocket.connect(to: socketPath)
         } catch {
             throw HostError(
                 .hostUnreachable,
@@ -33,10 +34,10 @@ public final class HostClient: Sendable {
         }
         let (notices, feed) = AsyncStream.makeStream(of: HostNotice.self)
         self.notices = notices
-        let (socket, state) = (socket, state)
+        let (connection, state) = (connection, state)
         DispatchQueue(label: "keepalive.host.client").async {
             let decoder = JSONDecoder()
-            socket.readLines(limit: HostProtocol.maximumLineLength) { line in
+            connection.readLines(limit: HostProtocol.maximumLineLength) { line in
                 let data = Data(line)
                 if let notice = try? decoder.decode(HostNotice.self, from: data) {
                     feed.yield(notice)
@@ -60,7 +61,7 @@ public final class HostClient: Sendable {
         }
     }
 
-    deinit { socket.shutDown() }
+    deinit { connection.shutDown() }
 
     /// Sends a request and waits for its reply.
     ///
@@ -81,7 +82,7 @@ public final class HostClient: Sendable {
                 )
             }
             request.id = id
-            if !socket.write(HostProtocol.encode(request)) {
+            if !connection.write(HostProtocol.encode(request)) {
                 let waiter = state.withLock { $0.pending.removeValue(forKey: id) }
                 waiter?.resume(returning: HostReply(id: id, ok: false, error: "the host closed the connection"))
             }
@@ -93,7 +94,7 @@ public final class HostClient: Sendable {
     /// Sends a request without waiting (an app's report from a synchronous callback); the
     /// host handles a connection's requests in the order sent.
     public func post(_ request: HostRequest) {
-        socket.write(HostProtocol.encode(request))
+        connection.write(HostProtocol.encode(request))
     }
 
     /// Names this process's app to the host (its process must run in that app).
@@ -111,5 +112,5 @@ public final class HostClient: Sendable {
     }
 
     /// Closes the connection.
-    public func close() { socket.shutDown() }
+    public func close() { connection.shutDown() }
 }

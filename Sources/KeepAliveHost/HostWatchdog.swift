@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import Glibc
 import KeepAliveCore
 
@@ -29,7 +29,8 @@ public enum HostWatchdog {
     /// The watchdog's own work: waits for the host to end, then thaws what it left.
     ///
     /// - Returns: what it thawed, in words.
-    public static func watch(freezer kind: FreezerKind, name: String, stoppedFile: String) -> [String] {
+    public static func watch(freezer kind: FreezerKind, name: String, stoppedFile: URL) -> [String] {
+        let stoppedFile = stoppedFile.path
         var byte: UInt8 = 0
         while read(0, &byte, 1) != 0 {
             if errno == EINTR { continue }

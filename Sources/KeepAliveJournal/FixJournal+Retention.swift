@@ -61,7 +61,7 @@ extension FixJournal {
         if dropped > 0 {
             logger.warning(
                 "journal retention dropped the oldest fixes",
-                metadata: ["dropped": "\(dropped)", "undelivered": "\(undelivered)", "path": "\(path)"]
+                metadata: ["dropped": "\(dropped)", "undelivered": "\(undelivered)", "path": "\(filePath)"]
             )
         }
         return dropped
@@ -88,7 +88,7 @@ extension FixJournal {
             let oldest: Double? = summary?[1]
             let newest: Double? = summary?[2]
             return JournalStatus(
-                path: path,
+                path: filePath,
                 records: summary?[0] ?? 0,
                 bytes: try Self.bytesInUse(db),
                 oldestFix: oldest.map { Date(timeIntervalSince1970: $0) },

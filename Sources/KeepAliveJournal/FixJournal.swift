@@ -8,7 +8,7 @@ public import KeepAliveCore
 /// a fix with a sequence number and a stable id, and a queue per delivery destination.
 ///
 /// ```swift
-/// let journal = try FixJournal(path: FixJournal.defaultPath)
+/// let journal = try FixJournal(file: FixJournal.defaultFile)
 /// let record = try journal.append(fix)   // durable once this returns
 /// ```
 ///
@@ -16,7 +16,9 @@ public import KeepAliveCore
 /// Several processes can share one journal (the service and `keepalive upload`).
 public final class FixJournal: Sendable {
     /// The journal file.
-    public let path: String
+    public let file: URL
+    /// The journal file's path, for SQLite and messages.
+    var filePath: String { file.path }
     /// How much is kept: age, count and bytes.
     public let retention: JournalRetention
     /// How durable an append is before it counts as stored.
@@ -28,16 +30,17 @@ public final class FixJournal: Sendable {
     private let observers = Locked([Int: AsyncStream<Int64>.Continuation]())
     private let appendsSinceRetention = Locked(0)
 
-    /// Opens the journal at `path`, creating it (mode 0600, its folder 0700) if it does not exist.
+    /// Opens the journal in `file`, creating it (mode 0600, its folder 0700) if it does not exist.
     public init(
-        path: String,
+        file: URL,
         retention: JournalRetention = JournalRetention(),
         durability: JournalDurability = .full,
         now: @escaping @Sendable () -> Date = { Date() },
         battery: @escaping @Sendable () -> Int? = PowerSupply.cachedBatteryLevel(),
         logger: Logger = Logger(label: "LocationKeepAlive.journal")
     ) throws(JournalError) {
-        self.path = path
+        self.file = file
+        let path = file.path
         self.retention = retention
         self.durability = durability
         self.now = now
@@ -69,13 +72,29 @@ public final class FixJournal: Sendable {
     }
 
     /// `$XDG_STATE_HOME/keepalive/journal.sqlite` (`~/.local/state/...` without it).
-    public static var defaultPath: String {
+    public static var defaultFile: URL {
         let environment = ProcessInfo.processInfo.environment
         let state =
             environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? "\(environment["HOME"] ?? "/root")/.local/state"
-        return "\(state)/keepalive/journal.sqlite"
+        return URL(fileURLWithPath: "\(state)/keepalive/journal.sqlite")
     }
+
+    /// Opens the journal at `path`: use ``init(file:retention:durability:now:battery:logger:)``.
+    @available(*, deprecated, renamed: "init(file:retention:durability:now:battery:logger:)")
+    public convenience init(path: String, retention: JournalRetention = JournalRetention(), durability: JournalDurability = .full)
+        throws(JournalError)
+    {
+        try self.init(file: URL(fileURLWithPath: path), retention: retention, durability: durability)
+    }
+
+    /// The default journal's path: use ``defaultFile``.
+    @available(*, deprecated, renamed: "defaultFile")
+    public static var defaultPath: String { defaultFile.path }
+
+    /// The journal file's path: use ``file``.
+    @available(*, deprecated, renamed: "file")
+    public var path: String { file.path }
 
     /// Stores a fix; it is durable (at the journal's `durability`) when this returns.
     @discardableResult
@@ -102,7 +121,7 @@ public final class FixJournal: Sendable {
                 }
             }
         } catch {
-            throw Self.journalError(error, path: path)
+            throw Self.journalError(error, path: filePath)
         }
         notify(records[records.count - 1].sequence)
         let due = appendsSinceRetention.withLock { count in
@@ -169,7 +188,7 @@ public final class FixJournal: Sendable {
         do {
             return try database.read(body)
         } catch {
-            throw Self.journalError(error, path: path)
+            throw Self.journalError(error, path: filePath)
         }
     }
 
@@ -177,7 +196,7 @@ public final class FixJournal: Sendable {
         do {
             return try database.write(body)
         } catch {
-            throw Self.journalError(error, path: path)
+            throw Self.journalError(error, path: filePath)
         }
     }
 }

@@ -3,7 +3,12 @@ public import FoundationEssentials
 /// What a journal holds and how far each destination got, for `keepalive journal status`.
 public struct JournalStatus: Sendable, Hashable, Codable {
     /// The journal file.
-    public var path: String
+    public var file: URL {
+        get { URL(fileURLWithPath: path) }
+        set { path = newValue.path }
+    }
+    /// Stored as a path, so the JSON of `keepalive journal status --json` says `"path"`.
+    var path: String
     /// Fixes held now.
     public var records: Int
     /// Bytes in use in the database file (pages not free).

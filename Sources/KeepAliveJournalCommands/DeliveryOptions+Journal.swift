@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import KeepAliveCommands
 import KeepAliveDelivery
 import KeepAliveJournal
@@ -48,10 +49,10 @@ extension DeliveryOptions: JournalChecked {
         return policy
     }
 
-    var path: String { journal ?? FixJournal.defaultPath }
+    var file: URL { journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile }
 
     func openJournal() throws -> FixJournal {
-        try FixJournal(path: path, durability: JournalDurability(rawValue: durability) ?? .full)
+        try FixJournal(file: file, durability: JournalDurability(rawValue: durability) ?? .full)
     }
 
     /// The destinations given, or with none given those the journal already has.

@@ -15,7 +15,7 @@ extension KeepAlive.JournalCommand.JournalOptions {
 
     func open() throws -> FixJournal {
         do {
-            return try FixJournal(path: journal ?? FixJournal.defaultPath)
+            return try FixJournal(file: journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile)
         } catch {
             Output(json: json).write(error: error)
             throw ExitCode(1)
@@ -30,7 +30,7 @@ extension KeepAlive.JournalCommand.Status: JournalBacked {
             try KeepAlive.JournalCommand.JournalOptions.printJSON(status)
             return
         }
-        var text = "journal \(status.path)\n"
+        var text = "journal \(status.file.path)\n"
         text += "  \(status.records) fixes, \(status.bytes / 1024) KiB, last #\(status.lastSequence)\n"
         text += "  oldest \(status.oldestFix.map(ISO8601Text.string) ?? "-"), newest \(status.newestFix.map(ISO8601Text.string) ?? "-")\n"
         if status.dropped > 0 {

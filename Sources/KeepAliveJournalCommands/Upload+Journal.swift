@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import KeepAliveCommands
 import KeepAliveDelivery
 import KeepAliveJournal
@@ -19,7 +20,7 @@ extension KeepAlive.Upload: JournalBacked {
             throw ExitCode(1)
         }
         guard !destinations.isEmpty else {
-            output.write(error: ValidationError("the journal \(journal.path) has no destinations: give --deliver NAME=URL"))
+            output.write(error: ValidationError("the journal \(journal.file.path) has no destinations: give --deliver NAME=URL"))
             throw ExitCode(64)
         }
         let uploads = try JournalDelivery(

@@ -17,7 +17,7 @@ import Testing
     func piecesOfAnySizeDecodeLikeTheWholeLog(chunk: Int) throws {
         for fixture in NMEAFixture.all + NMEAFixture.madeUp {
             var whole = NMEADecoder(bytes: try fixture.bytes(), device: fixture.name)
-            var pieces = NMEADecoder(input: try NMEAInput(path: fixture.url.path), device: fixture.name, chunk: chunk)
+            var pieces = NMEADecoder(input: try NMEAInput(file: fixture.url), device: fixture.name, chunk: chunk)
             let expected = decodeAll(&whole)
             let streamed = decodeAll(&pieces)
             #expect(streamed == expected, "\(fixture) in pieces of \(chunk)")
@@ -29,7 +29,7 @@ import Testing
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
         defer { close(ends[0]) }
-        let input = try NMEAInput(path: "/proc/self/fd/\(ends[0])")
+        let input = try NMEAInput(file: URL(fileURLWithPath: "/proc/self/fd/\(ends[0])"))
         #expect(input.isStream)
         var decoder = NMEADecoder(input: input, device: "pipe")
         #expect(decoder.next() == nil)
@@ -52,14 +52,14 @@ import Testing
     }
 
     @Test func refusalsSayTheRealReason() throws {
-        #expect(throws: LocationError.self) { try NMEAInput(path: "/no/such/log") }
+        #expect(throws: LocationError.self) { try NMEAInput(file: URL(fileURLWithPath: "/no/such/log")) }
         do {
-            _ = try NMEAInput(path: "/tmp")
+            _ = try NMEAInput(file: URL(fileURLWithPath: "/tmp"))
             Issue.record("a directory was opened as a log")
         } catch {
             #expect(error.message.contains("directory"))
         }
-        let null = try NMEAInput(path: "/dev/null")
+        let null = try NMEAInput(file: URL(fileURLWithPath: "/dev/null"))
         var decoder = NMEADecoder(input: null)
         #expect(decoder.next() == nil)
         #expect(!decoder.isWaitingForInput)

@@ -18,7 +18,7 @@ import Testing
         init() throws {
             let clock = clock
             journal = try FixJournal(
-                path: folder.file("j.sqlite"),
+                file: URL(fileURLWithPath: folder.file("j.sqlite")),
                 now: { Date(timeIntervalSince1970: 1_795_000_000 + TestClock<Duration>.Instant().duration(to: clock.now).seconds) }
             )
             try journal.register(destination: "server", settings: "traccar+http://localhost/?id=1")

@@ -1,3 +1,4 @@
+import Foundation
 import KeepAliveDelivery
 import Testing
 
@@ -41,6 +42,6 @@ struct DestinationTests {
             Issue.record("not MQTT: \(destination.endpoint)")
             return
         }
-        #expect(settings.username == "u" && settings.passwordFile == "/etc/pw")
+        #expect(settings.username == "u" && settings.passwordFile?.path == "/etc/pw")
     }
 }

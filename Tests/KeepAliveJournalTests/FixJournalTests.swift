@@ -8,13 +8,13 @@ import Testing
         let folder = TemporaryFolder()
         let path = folder.file("state/keepalive/journal.sqlite")
         do {
-            let journal = try FixJournal(path: path, battery: { 77 })
+            let journal = try FixJournal(file: URL(fileURLWithPath: path), battery: { 77 })
             let first = try journal.append(fix(1))
             let rest = try journal.append(contentsOf: [fix(2), fix(3)])
             #expect([first.sequence] + rest.map(\.sequence) == [1, 2, 3])
             #expect(Set([first.id] + rest.map(\.id)).count == 3)
         }
-        let reopened = try FixJournal(path: path)
+        let reopened = try FixJournal(file: URL(fileURLWithPath: path))
         let records = try reopened.records(after: 0)
         #expect(records.map(\.sequence) == [1, 2, 3])
         #expect(records[1].location == fix(2))
@@ -32,7 +32,7 @@ import Testing
         let garbage = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 * 7919) })
         try garbage.write(to: URL(fileURLWithPath: path))
         #expect {
-            try FixJournal(path: path)
+            try FixJournal(file: URL(fileURLWithPath: path))
         } throws: { error in
             guard case .damaged(let named, _) = error as? JournalError else { return false }
             return named == path && "\(error)".contains("left untouched")
@@ -45,18 +45,18 @@ import Testing
         let path = folder.file("other.sqlite")
         try sqlite3(path, "CREATE TABLE notes(text); INSERT INTO notes VALUES ('mine');")
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(throws: JournalError.self) { try FixJournal(path: path) }
+        #expect(throws: JournalError.self) { try FixJournal(file: URL(fileURLWithPath: path)) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
     @Test func aJournalFromANewerVersionIsRefusedAndLeftUntouched() throws {
         let folder = TemporaryFolder()
         let path = folder.file("journal.sqlite")
-        _ = try FixJournal(path: path).append(fix(1))
+        _ = try FixJournal(file: URL(fileURLWithPath: path)).append(fix(1))
         try sqlite3(path, "PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO grdb_migrations VALUES ('v9-future');")
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect {
-            try FixJournal(path: path)
+            try FixJournal(file: URL(fileURLWithPath: path))
         } throws: { error in
             (error as? JournalError) == .newerVersion(path: path, unknown: ["v9-future"])
         }
@@ -67,7 +67,7 @@ import Testing
         let folder = TemporaryFolder()
         let time = ManualTime()
         let journal = try FixJournal(
-            path: folder.file("j.sqlite"),
+            file: URL(fileURLWithPath: folder.file("j.sqlite")),
             retention: JournalRetention(maximumAge: .seconds(3600), maximumCount: 100, maximumBytes: nil),
             now: { time.now }
         )
@@ -91,7 +91,7 @@ import Testing
     @Test func retentionByBytesKeepsTheFileUnderItsBound() throws {
         let folder = TemporaryFolder()
         let journal = try FixJournal(
-            path: folder.file("j.sqlite"),
+            file: URL(fileURLWithPath: folder.file("j.sqlite")),
             retention: JournalRetention(maximumAge: nil, maximumCount: nil, maximumBytes: 256 * 1024)
         )
         for batch in 0..<20 { try journal.append(contentsOf: (0..<500).map { fix(batch * 500 + $0) }) }
@@ -105,7 +105,7 @@ import Testing
 
     @Test func changingADestinationsSettingsKeepsItsQueue() throws {
         let folder = TemporaryFolder()
-        let journal = try FixJournal(path: folder.file("j.sqlite"))
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
         try journal.register(destination: "home", settings: "mqtt://old/owntracks/a/b")
         try journal.append(contentsOf: (1...10).map { fix($0) })
         try journal.markDelivered(try journal.pending(for: "home", limit: 4), to: "home")
@@ -116,7 +116,7 @@ import Testing
 
     @Test func aRefusedRecordBecomesADeadLetterAfterItsTriesAndCanBeRetried() throws {
         let folder = TemporaryFolder()
-        let journal = try FixJournal(path: folder.file("j.sqlite"))
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
         try journal.register(destination: "t", settings: "traccar+http://x/?id=1")
         try journal.append(contentsOf: (1...5).map { fix($0) })
         let third = try journal.records(after: 2, limit: 1)[0]
@@ -139,8 +139,8 @@ import Testing
         let folder = TemporaryFolder()
         let time = ManualTime()
         let path = folder.file("j.sqlite")
-        let service = try FixJournal(path: path, now: { time.now })
-        let uploader = try FixJournal(path: path, now: { time.now })
+        let service = try FixJournal(file: URL(fileURLWithPath: path), now: { time.now })
+        let uploader = try FixJournal(file: URL(fileURLWithPath: path), now: { time.now })
         try service.register(destination: "d", settings: "mqtt://x/owntracks/a/b")
         #expect(try service.acquireLease(for: "d", owner: "service", ttl: .seconds(15)))
         #expect(try !uploader.acquireLease(for: "d", owner: "upload", ttl: .seconds(15)))
@@ -157,7 +157,7 @@ import Testing
 
     @Test func forEachRecordReadsATimeWindowInPages() throws {
         let folder = TemporaryFolder()
-        let journal = try FixJournal(path: folder.file("j.sqlite"))
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
         for page in 0..<3 { try journal.append(contentsOf: (0..<2000).map { fix(page * 2000 + $0) }) }
         var seen: [Int64] = []
         try journal.forEachRecord(

@@ -24,7 +24,7 @@ import Testing
 
     @Test func gpxIsWellFormedWithANewSegmentAfterAGap() throws {
         let folder = TemporaryFolder()
-        let journal = try FixJournal(path: folder.file("j.sqlite"))
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         try journal.append(contentsOf: (0..<5).map { fix($0, at: start + Double($0)) })
         try journal.append(contentsOf: (5..<8).map { fix($0, at: start + 600 + Double($0)) })  // 10 min later
@@ -40,7 +40,7 @@ import Testing
 
     @Test func anEmptyJournalStillGivesWellFormedDocuments() throws {
         let folder = TemporaryFolder()
-        let journal = try FixJournal(path: folder.file("j.sqlite"))
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
         let parser = XMLParser(data: Data(try export(journal, .gpx).utf8))
         #expect(parser.parse())
         let geojson = try JSONSerialization.jsonObject(with: Data(try export(journal, .geojson).utf8)) as? [String: Any]
@@ -51,7 +51,7 @@ import Testing
 
     @Test func geoJSONNDJSONAndCSVCarryEveryFix() throws {
         let folder = TemporaryFolder()
-        let journal = try FixJournal(path: folder.file("j.sqlite"))
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
         try journal.append(contentsOf: (0..<2500).map { fix($0) })  // more than one page
         let geojson = try JSONSerialization.jsonObject(with: Data(try export(journal, .geojson).utf8)) as? [String: Any]
         let features = geojson?["features"] as? [[String: Any]] ?? []

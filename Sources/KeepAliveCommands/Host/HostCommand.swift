@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import KeepAliveHost
 
 extension KeepAlive {
@@ -23,7 +24,7 @@ extension KeepAlive {
 /// The control socket, shared by every host command.
 struct SocketOption: ParsableArguments {
     @Option(help: ArgumentHelp("The host's control socket.", valueName: "path"))
-    var socket: String = AppHost.Configuration.defaultSocketPath
+    var socket: String = AppHost.Configuration.defaultSocket.path
 
     func validate() throws {
         if socket.isEmpty { throw ValidationError("--socket needs a path") }

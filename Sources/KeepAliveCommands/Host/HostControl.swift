@@ -104,7 +104,7 @@ extension KeepAlive.HostCommand {
 enum HostControl {
     static func send(_ request: HostRequest, socket: String) async throws -> HostReply {
         do {
-            let client = try HostClient(socketPath: socket)
+            let client = try HostClient(socket: URL(fileURLWithPath: socket))
             defer { client.close() }
             return try await client.send(request)
         } catch {

@@ -71,7 +71,7 @@ extension KeepAlive.HostCommand {
         }
 
         func makeConfiguration() throws -> AppHost.Configuration {
-            var configuration = AppHost.Configuration(socketPath: socket.socket)
+            var configuration = AppHost.Configuration(socket: URL(fileURLWithPath: socket.socket))
             guard let kind = FreezerKind(rawValue: freezer) else {
                 throw ValidationError("--freezer must be auto, cgroup2, cgroup1 or signal, not '\(freezer)'")
             }
@@ -95,7 +95,7 @@ extension KeepAlive.HostCommand {
             configuration.allowsSignalsForOtherUsers = signalOtherUsers
             configuration.watchdog = [
                 Self.executable, "host", "watchdog", "--freezer", kind.rawValue, "--name", name,
-                "--stopped-file", configuration.stoppedFile,
+                "--stopped-file", configuration.stoppedFile.path,
             ]
             return configuration
         }
@@ -151,7 +151,7 @@ extension KeepAlive.HostCommand {
             guard let kind = FreezerKind(rawValue: freezer) else {
                 throw ValidationError("--freezer: unknown '\(freezer)'")
             }
-            let done = HostWatchdog.watch(freezer: kind, name: name, stoppedFile: stoppedFile)
+            let done = HostWatchdog.watch(freezer: kind, name: name, stoppedFile: URL(fileURLWithPath: stoppedFile))
             if !done.isEmpty {
                 Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n")
             }

@@ -43,7 +43,7 @@ public final class HTTPTransport: DeliveryTransport {
     public func send(_ records: [JournalRecord]) async -> DeliveryResult {
         let password: String?
         do throws(DeliveryError) {
-            password = try settings.passwordFile.map { path throws(DeliveryError) in try PasswordFile.read(path) }
+            password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
         } catch {
             return DeliveryResult(acknowledged: 0, failure: .unavailable("\(error)"))
         }
@@ -78,7 +78,7 @@ public final class HTTPTransport: DeliveryTransport {
             let (url, body, headers) = request(for: record)
             let response = session.post(
                 url: url, body: body, headers: headers, username: settings.username, password: password,
-                caFile: settings.caFile, timeout: timeout
+                caFile: settings.caFile?.path, timeout: timeout
             )
             if let error = response.error {
                 return DeliveryResult(acknowledged: index, failure: .unavailable("\(settings.url): \(error)"))

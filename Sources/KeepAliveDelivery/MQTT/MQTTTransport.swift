@@ -154,7 +154,7 @@ public final class MQTTTransport: DeliveryTransport {
     /// The client, created and connecting on first use (the password file is read then).
     private func connectedClient(supervised: Bool = true) throws(DeliveryError) -> MosquittoClient {
         if let client = client.withLock({ $0 }) { return client }
-        let password = try settings.passwordFile.map { path throws(DeliveryError) in try PasswordFile.read(path) }
+        let password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
         let callbacks = MosquittoClient.Callbacks(
             connected: { [state, reachable, logger, settings] code, reason in
                 state.update { connection in
@@ -183,7 +183,7 @@ public final class MQTTTransport: DeliveryTransport {
                 cleanSession: false,
                 username: settings.username,
                 password: password,
-                caFile: settings.caFile,
+                caFile: settings.caFile?.path,
                 usesTLS: settings.usesTLS,
                 callbacks: callbacks
             )

@@ -292,7 +292,7 @@ struct DeliveryCounts: CustomStringConvertible {
 
 /// A journal written only by the test, and all its records.
 func allRecords(_ path: String) throws -> [JournalRecord] {
-    let journal = try FixJournal(path: path)
+    let journal = try FixJournal(file: URL(fileURLWithPath: path))
     var records: [JournalRecord] = []
     try journal.forEachRecord { records.append($0) }
     return records

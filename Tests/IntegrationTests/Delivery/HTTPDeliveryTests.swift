@@ -8,7 +8,7 @@ import Testing
     /// A journal with `count` moving fixes, one a second.
     static func journal(_ count: Int) throws -> (path: String, records: [JournalRecord]) {
         let path = NSTemporaryDirectory() + "http-\(UUID().uuidString.prefix(8))/journal.sqlite"
-        let journal = try FixJournal(path: path, battery: { 64 })
+        let journal = try FixJournal(file: URL(fileURLWithPath: path), battery: { 64 })
         let records = try journal.append(contentsOf: (0..<count).map { index in
             Location(
                 latitude: 47.1 + Double(index) * 1e-4, longitude: 8.5, altitudeMSL: 412.6, horizontalAccuracy: 3.4,
@@ -91,7 +91,7 @@ import Testing
         let second = try await Self.upload(journal, destination)
         #expect(second.exitCode == 0, "\(second.lines) \(second.error)")
         #expect(receiver.accepted.count == 10 && receiver.accepted.last?.query["timestamp"] == "1700000004")
-        #expect(try FixJournal(path: journal).deadLetters().isEmpty)
+        #expect(try FixJournal(file: URL(fileURLWithPath: journal)).deadLetters().isEmpty)
     }
 
     /// 500s, a dropped connection, a slow answer and one slower than the 10 s timeout: every

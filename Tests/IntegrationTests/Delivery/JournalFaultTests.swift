@@ -118,7 +118,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: damaged)) == garbage)
 
         let newer = "\(folder)/newer.sqlite"
-        _ = try FixJournal(path: newer).append(Location(latitude: 1, longitude: 2, mode: .twoDimensional))
+        _ = try FixJournal(file: URL(fileURLWithPath: newer)).append(Location(latitude: 1, longitude: 2, mode: .twoDimensional))
         _ = try await run("/usr/bin/sqlite3", [newer, "PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO grdb_migrations VALUES ('v2-from-the-future');"])
         let before = try Data(contentsOf: URL(fileURLWithPath: newer))
         let result = try await runCommand(try Tools.keepalive.path, ["journal", "status", "--journal", newer])
@@ -139,7 +139,7 @@ import Testing
             broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "0", extra: ["--lease", "2s"]
         )
         try await eventually("the backlog journaled", context: { service.tail }) { (try? allRecords(journal).count) == 72 }
-        #expect(try FixJournal(path: journal).status().destinations[0].deliveredBy?.hasSuffix(" service") == true)
+        #expect(try FixJournal(file: URL(fileURLWithPath: journal)).status().destinations[0].deliveredBy?.hasSuffix(" service") == true)
         service.signal(SIGSTOP)  // what the host's signal freezer does
         try await broker.start()
         let upload = try ChildProcess(
@@ -152,7 +152,7 @@ import Testing
         #expect(upload.output.contains(#""delivering":true"#))
         service.signal(SIGCONT)
         try await Task.sleep(for: .seconds(3))
-        #expect(try FixJournal(path: journal).status().destinations[0].deliveredBy?.hasSuffix(" upload") == true)
+        #expect(try FixJournal(file: URL(fileURLWithPath: journal)).status().destinations[0].deliveredBy?.hasSuffix(" upload") == true)
         await service.expectCleanStop()
         await upload.expectCleanStop()
         let records = try allRecords(journal)

@@ -26,7 +26,7 @@ import Testing
     }
 
     static func depth(_ journal: String) throws -> Int {
-        try FixJournal(path: journal).status().destinations.map(\.depth).reduce(0, +)
+        try FixJournal(file: URL(fileURLWithPath: journal)).status().destinations.map(\.depth).reduce(0, +)
     }
 
     @Test func theServiceDeliversEveryReplayedFixInOrderWithOwnTracksUnits() async throws {
@@ -63,7 +63,7 @@ import Testing
         let broker = try await MosquittoBroker(security: .password(user: "tracker", password: "s3cret pass"))
         let subscriber = try await MosquittoSubscriber(broker, extra: ["-u", "tracker", "-P", "s3cret pass"])
         let journal = "\(broker.directory)/journal.sqlite"
-        try FixJournal(path: journal).append(contentsOf: (0..<30).map { index in
+        try FixJournal(file: URL(fileURLWithPath: journal)).append(contentsOf: (0..<30).map { index in
             Location(latitude: 52 + Double(index) * 1e-4, longitude: 4, timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), mode: .twoDimensional)
         })
         let passwordFile = "\(broker.directory)/password"
@@ -98,7 +98,7 @@ import Testing
         #expect(result.exitCode == 0, "\(result.lines) \(result.error)")
         try await eventually("30 messages") { subscriber.messages.count >= 30 }
         #expect(subscriber.messages.count == 30)
-        let status = try FixJournal(path: journal).status()
+        let status = try FixJournal(file: URL(fileURLWithPath: journal)).status()
         #expect(status.destinations[0].depth == 0 && !status.destinations[0].settings.contains("s3cret"))
     }
 
@@ -106,7 +106,7 @@ import Testing
         let broker = try await MosquittoBroker(security: .tls)
         let subscriber = try await MosquittoSubscriber(broker, extra: ["--cafile", broker.caFile])
         let journal = "\(broker.directory)/journal.sqlite"
-        try FixJournal(path: journal).append(contentsOf: (0..<10).map { index in
+        try FixJournal(file: URL(fileURLWithPath: journal)).append(contentsOf: (0..<10).map { index in
             Location(latitude: 52, longitude: 4 + Double(index) * 1e-4, timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), mode: .twoDimensional)
         })
         let noCA = try await runCommand(

@@ -75,7 +75,7 @@ import Testing
                 (try? MQTTDeliveryTests.depth(journal)) ?? 1 <= 10
             }
         } catch {
-            let status = try? FixJournal(path: journal).status().destinations.first
+            let status = try? FixJournal(file: URL(fileURLWithPath: journal)).status().destinations.first
             Issue.record("\(error): \(String(describing: status))\n\(service.output.split(separator: "\n").filter { !$0.contains("\"class\":\"fix\"") }.suffix(15).joined(separator: "\n"))")
             throw error
         }

@@ -43,7 +43,7 @@ struct FreezerTests {
         var status: Int32 = 0
         waitpid(leader, &status, 0)
         try group.remove()
-        if let path = group.path { #expect(!FileManager.default.fileExists(atPath: path)) }
+        if let folder = group.folder { #expect(!FileManager.default.fileExists(atPath: folder.path)) }
     }
 
     @Test func anUnavailableFreezerSaysWhy() throws {

@@ -12,7 +12,7 @@ struct HostControlTests {
         defer { heartbeat.remove() }
         try await harness.launch("beat", ["sh", "-c", heartbeat.loop])
         try await heartbeat.waitForBeats(2)
-        let client = try HostClient(socketPath: harness.socket)
+        let client = try HostClient(socket: URL(fileURLWithPath: harness.socket))
 
         // An unknown app.
         let unknown = await #expect(throws: HostError.self) {
@@ -53,7 +53,7 @@ struct HostControlTests {
         let huge = try await rawExchange(socket: harness.socket, send: String(repeating: "x", count: 70_000) + "\n")
         #expect(huge.contains("longer than 65536 bytes"))
         // The host goes on serving.
-        #expect(try await HostClient(socketPath: harness.socket).send(HostRequest(.status)).ok)
+        #expect(try await HostClient(socket: URL(fileURLWithPath: harness.socket)).send(HostRequest(.status)).ok)
         await harness.stop()
     }
 
@@ -79,19 +79,19 @@ struct HostControlTests {
 
     @Test func aSecondHostOnTheSameSocketIsRefused() async throws {
         let harness = try await HostHarness(freezer: .signal, profile: HostScenarioTests.profile)
-        var configuration = AppHost.Configuration(socketPath: harness.socket)
+        var configuration = AppHost.Configuration(socket: URL(fileURLWithPath: harness.socket))
         configuration.freezer = .signal
         let error = #expect(throws: HostError.self) { _ = try AppHost(configuration: configuration) }
         #expect(error?.code == .socketInUse && error?.message.contains("another host answers on") == true)
         #expect(
-            try await HostClient(socketPath: harness.socket).send(HostRequest(.status)).ok,
+            try await HostClient(socket: URL(fileURLWithPath: harness.socket)).send(HostRequest(.status)).ok,
             "the first host still serves"
         )
         await harness.stop()
     }
 
     @Test func noHostIsAClearError() throws {
-        let error = #expect(throws: HostError.self) { _ = try HostClient(socketPath: "/nonexistent/host.sock") }
+        let error = #expect(throws: HostError.self) { _ = try HostClient(socket: URL(fileURLWithPath: "/nonexistent/host.sock")) }
         #expect(error?.code == .hostUnreachable && error?.message.contains("start one with `keepalive host`") == true)
     }
 

@@ -54,7 +54,7 @@ struct HostCrashTests {
             waitpid(second, &status, 0)
         }
         try await waitUntil(timeout: .seconds(10)) {
-            (try? HostClient(socketPath: socket)) != nil
+            (try? HostClient(socket: URL(fileURLWithPath: socket))) != nil
         }
         let listing = try await runCommand(keepalive, ["host", "status", "--socket", socket, "--json"])
         if freezer == .signal {

@@ -18,7 +18,7 @@ final class HostHarness: Sendable {
     /// What the host reads as power and network (scheduled work's conditions).
     let conditions = Locked(SystemConditions())
 
-    var socket: String { host.configuration.socketPath }
+    var socket: String { host.configuration.socket.path }
 
     init(
         freezer: FreezerKind,
@@ -28,7 +28,7 @@ final class HostHarness: Sendable {
     ) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("host-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var configuration = AppHost.Configuration(socketPath: directory.appendingPathComponent("host.sock").path)
+        var configuration = AppHost.Configuration(socket: directory.appendingPathComponent("host.sock"))
         configuration.freezer = freezer
         configuration.profile = profile
         configuration.name = "keepalive.test-\(UUID().uuidString.prefix(8))"
@@ -44,7 +44,7 @@ final class HostHarness: Sendable {
         }
         self.host = host
         runner = Task { await host.run() }
-        control = try HostClient(socketPath: configuration.socketPath)
+        control = try HostClient(socket: configuration.socket)
     }
 
     /// The authorization file the host reads for `app` (and the app is given).

@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import Glibc
 import SystemPackage
 
@@ -8,8 +8,10 @@ import SystemPackage
 /// A stream is read only when it has bytes (checked with `poll`, never blocking), so a replay of
 /// a live feed waits for it without holding a thread; a file is read straight through.
 public final class NMEAInput: Sendable {
-    /// The path given, `-` for standard input.
-    public let path: String
+    /// The log (`/dev/stdin` for standard input).
+    public let file: URL
+    /// The path opened, `-` for standard input.
+    private let openedPath: String
     /// Not a regular file: it can be read once, as it comes (no `loops`).
     public let isStream: Bool
     private let descriptor: FileDescriptor
@@ -23,12 +25,27 @@ public final class NMEAInput: Sendable {
         case end
     }
 
-    /// Opens `path` (`-`: standard input).
+    /// Opens `file` (`URL(fileURLWithPath: "/dev/stdin")` for standard input).
     ///
     /// - Throws: ``LocationError`` (`replayFailed`) with the reason: no such file, permission
     ///   denied, a directory.
-    public init(path: String) throws(LocationError) {
-        self.path = path
+    public convenience init(file: URL) throws(LocationError) {
+        try self.init(opening: file.path, file: file)
+    }
+
+    /// Opens `path` (`-`: standard input): use ``init(file:)``.
+    @available(*, deprecated, message: "use init(file:), with URL(fileURLWithPath: \"/dev/stdin\") for standard input")
+    public convenience init(path: String) throws(LocationError) {
+        try self.init(opening: path, file: URL(fileURLWithPath: path == "-" ? "/dev/stdin" : path))
+    }
+
+    /// The path of ``file``: use ``file``.
+    @available(*, deprecated, renamed: "file")
+    public var path: String { openedPath }
+
+    private init(opening path: String, file: URL) throws(LocationError) {
+        self.file = file
+        self.openedPath = path
         if path == "-" {
             descriptor = .standardInput
             closesOnDeinit = false
@@ -76,7 +93,7 @@ public final class NMEAInput: Sendable {
             } catch Errno.interrupted {
                 continue
             } catch {
-                throw Self.failure(path, Self.reason(error))
+                throw Self.failure(openedPath, Self.reason(error))
             }
         }
     }

@@ -17,7 +17,7 @@ public enum NMEALog {
 
     /// The located fixes of a log file, read 64 KB at a time (a stream is read to its end).
     public static func fixes(in file: URL) throws(LocationError) -> [Location] {
-        let input = try NMEAInput(path: file.path)
+        let input = try NMEAInput(file: file)
         var decoder = NMEADecoder(input: input, device: file.lastPathComponent)
         var fixes: [Location] = []
         while true {

@@ -71,7 +71,7 @@ final class NMEAReplayPlayer: Sendable {
             guard speed >= 0, speed.isFinite else {
                 throw LocationError.invalidOptions("replay speed must be 0 (as fast as possible) or more, not \(speed)")
             }
-            let input = try NMEAInput(path: file.path)
+            let input = try NMEAInput(file: file)
             if loops, input.isStream {
                 throw LocationError.invalidOptions(
                     "a log can loop only from a file it can read again, and \(file.path) is a stream "
@@ -202,7 +202,7 @@ final class NMEAReplayPlayer: Sendable {
         state.pass += 1
         state.passFirstMillis = nil
         do {
-            state.decoder = NMEADecoder(input: try NMEAInput(path: file.path), device: file.lastPathComponent)
+            state.decoder = NMEADecoder(input: try NMEAInput(file: file), device: file.lastPathComponent)
         } catch {
             // The file went away between passes: the replay ends here, saying why.
             var statistics = state.decoder!.statistics
