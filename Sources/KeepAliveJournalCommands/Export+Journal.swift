@@ -1,6 +1,5 @@
 import ArgumentParser
 import FoundationEssentials
-import Glibc
 import KeepAliveCommands
 import KeepAliveJournal
 import SystemPackage
@@ -28,14 +27,7 @@ extension KeepAlive.Export: JournalBacked {
             let from = try Self.time(from, "--from")
             let to = try Self.time(to, "--to")
             if let output {
-                let partial = output + ".partial"
-                let file = try FileDescriptor.open(
-                    FilePath(partial), .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead]
-                )
-                _ = try file.closeAfter {
-                    try exporter.export(journal, from: from, to: to) { _ = try file.writeAll($0) }
-                }
-                guard rename(partial, output) == 0 else { throw Errno(rawValue: errno) }
+                try exporter.export(journal, from: from, to: to, into: URL(fileURLWithPath: output))
             } else {
                 try exporter.export(journal, from: from, to: to) { _ = try FileDescriptor.standardOutput.writeAll($0) }
             }
