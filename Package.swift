@@ -198,6 +198,14 @@ let package = Package(
             dependencies: ["KeepAliveCore", "KeepAliveHost"],
             exclude: ["FuzzRegressions"]
         ),
+        // Every Swift snippet of the DocC articles, compiled (and checked to match the articles).
+        .testTarget(
+            name: "ArticleSnippetTests",
+            dependencies: [
+                "LocationKeepAlive", "LocationKeepAliveMocks", "DeliveryMocks",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

@@ -1,0 +1,11 @@
+// The Swift snippets of LocationKeepAlive.md, compiled: generated, do not edit. After changing the
+// article: scripts/update-snippets
+
+import LocationKeepAlive
+
+@MainActor func locationKeepAliveSnippet1() async throws {
+    let manager = LocationManager(source: GPSDSource(host: "localhost", port: 2947))
+    for try await update in manager.updates(LocationFilter(desiredAccuracy: 20, distanceFilter: 5)) {
+        if case .location(let fix) = update { print(fix.latitude, fix.longitude) }
+    }
+}

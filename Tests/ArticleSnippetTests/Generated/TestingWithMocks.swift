@@ -1,0 +1,63 @@
+// The Swift snippets of TestingWithMocks.md, compiled: generated, do not edit. After changing the
+// article: scripts/update-snippets
+
+import Foundation
+import LocationKeepAlive
+import LocationKeepAliveMocks
+import Testing
+
+@MainActor func testingWithMocksSnippet1() async throws {
+    let source = ScriptedLocationSource()
+    let manager = LocationManager(source: source)
+    let updates = manager.updates()
+    await source.waitForSessions(1)
+    source.sendFix(latitude: 52.1, longitude: 4.3, accuracy: 5, at: Date())
+    source.sendNoFix()
+    source.finish()
+    for try await update in updates { print(update) }  // the fix, then .status(.fixLost)
+}
+
+@MainActor func testingWithMocksSnippet2() async throws {
+    let replay = NMEAReplaySource(file: NMEAFixture.mt3339.url, speed: 0)  // as fast as possible
+    let fix = try await LocationManager(source: replay).requestLocation(maximumAge: .seconds(1), timeout: .seconds(5))
+    print(fix.timestamp ?? .distantPast)  // 2017: ages are measured on the replay's own clock
+}
+
+@MainActor func testingWithMocksSnippet3() async throws {
+    let gpsd = try MockGPSD(scripts: [
+        [.tpv(latitude: 52.1, longitude: 4.3, time: Date()), .malformedJSON],  // first connection
+        [.stall],                                                              // every one after it
+    ])
+    let manager = LocationManager(source: GPSDSource(host: "127.0.0.1", port: gpsd.port))
+    for try await update in manager.updates() { print(update) }  // a fix, the connection lost, reconnecting...
+}
+
+@MainActor func testingWithMocksSnippet4() async throws {
+    let gpsd = try MockGPSD(scripts: [[.tpv(latitude: 52.1, longitude: 4.3, time: Date())]])
+    let clock = ManualClock()
+    let source = GPSDSource(host: "127.0.0.1", port: gpsd.port, silenceTimeout: .seconds(1), clock: clock)
+    var updates = LocationManager(source: source).updates().makeAsyncIterator()
+    #expect(try await updates.next() == .status(.connected("gpsd (mock) at 127.0.0.1:\(gpsd.port)")))
+    // ... after the last message, the source waits for one second of silence:
+    #expect(await clock.waitForSleeper(wakingAt: .seconds(1)))
+    await clock.advance(to: .seconds(1))  // now the connection is lost, "no data for 1 s"
+}
+
+@MainActor func testingWithMocksSnippet5() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+    let authorization = LocationAuthorizationManager(
+        application: "tracker",
+        file: AuthorizationFile(url: folder.appendingPathComponent("tracker.json")),
+        prompt: ScriptedAuthorizationPrompt(answers: [.whenInUse, .always])
+    )
+    #expect(try await authorization.requestWhenInUseAuthorization() == .whenInUse)
+    #expect(try await authorization.requestAlwaysAuthorization() == .always)  // the one upgrade prompt
+}
+
+@MainActor func testingWithMocksSnippet6() async throws {
+    let receiver = try HTTPReceiver { _, number in number == 3 ? .status(400) : .status(200) }
+    let destination = try Destination(name: "recorder", url: "owntracks+http://127.0.0.1:\(receiver.port)/pub?tid=kt")
+    let journal = try FixJournal(file: FileManager.default.temporaryDirectory.appendingPathComponent("journal.sqlite"))
+    let delivery = try JournalDelivery(journal: journal, destinations: [destination])
+    Task { await delivery.run() }  // the third request is refused, the others acknowledged
+}
