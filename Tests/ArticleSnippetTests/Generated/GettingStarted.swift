@@ -3,7 +3,6 @@
 
 import LocationKeepAlive
 import Foundation
-import LocationKeepAliveMocks
 
 @MainActor func gettingStartedSnippet1() async throws {
     let manager = LocationManager(source: GPSDSource(host: "localhost", port: 2947))
@@ -57,13 +56,4 @@ import LocationKeepAliveMocks
     let manager = LocationManager(source: replay)
     let fix = try await manager.requestLocation(desiredAccuracy: 50, maximumAge: .seconds(10), timeout: .seconds(15))
     print(fix.timestamp ?? .distantPast)  // a time of the log's
-}
-
-@MainActor func gettingStartedSnippet4() async throws {
-    let gpsd = try MockGPSD(scripts: [
-        [.tpv(latitude: 52.1, longitude: 4.3, time: Date()), .malformedJSON],  // first connection
-        [.stall],                                                              // every one after it
-    ])
-    let manager = LocationManager(source: GPSDSource(host: "127.0.0.1", port: gpsd.port))
-    for try await update in manager.updates() { print(update) }  // a fix, the connection lost, reconnecting...
 }
