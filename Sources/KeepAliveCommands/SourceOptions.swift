@@ -31,7 +31,7 @@ struct SourceOptions: ParsableArguments {
     @Option(
         name: .customLong("max-age"),
         help: ArgumentHelp(
-            "Drop fixes older than this (seconds, receiver time against the system clock).",
+            "Drop fixes older than this (seconds: the receiver's time against the system clock, or a replay's own).",
             valueName: "s"
         )
     )
@@ -66,12 +66,6 @@ struct SourceOptions: ParsableArguments {
         if authFile != nil, app == nil { throw ValidationError("--auth-file goes with --app") }
         if loop, replay == nil { throw ValidationError("--loop goes with --replay") }
         if authFile?.isEmpty == true { throw ValidationError("--auth-file needs a path") }
-        if maxAge != nil, replay != nil {
-            throw ValidationError(
-                "--max-age compares fix times with the system clock, and every fix in a replayed log is older: "
-                    + "drop --max-age with --replay"
-            )
-        }
         if let replay, replay != "-" {
             // Only what can be told without opening it (opening a FIFO waits for its writer):
             // the rest (permissions) is said when the log starts.
