@@ -17,17 +17,21 @@ enum ArticleSnippets {
     /// Where the compiled files are.
     static let generated = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Generated")
 
-    /// Every article with a Swift snippet, by file name without `.md`.
+    /// The package's README, whose snippet is held to the same rule.
+    static let readme = articles.deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md")
+
+    /// Every article with a Swift snippet, by file name without `.md`, and the README.
     static func articleNames() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: articles.path)
-            .filter { $0.hasSuffix(".md") }
+        try (FileManager.default.contentsOfDirectory(atPath: articles.path).filter { $0.hasSuffix(".md") } + ["README.md"])
             .map { String($0.dropLast(3)) }
             .filter { try !blocks(in: markdown(of: $0)).isEmpty }
             .sorted()
     }
 
     static func markdown(of article: String) throws -> String {
-        try String(contentsOf: articles.appendingPathComponent(article + ".md"), encoding: .utf8)
+        let file = article == "README" ? readme : articles.appendingPathComponent(article + ".md")
+        return try String(contentsOf: file, encoding: .utf8)
     }
 
     /// The lines of each Swift block, in order.
@@ -51,7 +55,7 @@ enum ArticleSnippets {
     static func source(of article: String, markdown: String) -> String {
         var imports: [String] = []
         var functions: [String] = []
-        let prefix = article.prefix(1).lowercased() + article.dropFirst()
+        let prefix = article == "README" ? "readme" : article.prefix(1).lowercased() + article.dropFirst()
         for (index, block) in blocks(in: markdown).enumerated() {
             var body: [String] = []
             for line in block {
