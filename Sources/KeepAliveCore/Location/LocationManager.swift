@@ -193,6 +193,9 @@ public final class LocationManager: Sendable {
     /// The date fix ages are measured against: the source's clock, else the wall clock.
     func currentDate() -> Date { source.currentDate ?? wallClock() }
 
+    /// The clock of ``currentDate()``, in words (for a one-shot's failure).
+    private var agesClock: String { source.currentDate == nil ? "the wall clock" : "the source's clock" }
+
     private func dispatch(_ event: SourceEvent) {
         // Read once per event, and only if a filter has an age limit (a replay's clock locks).
         var date: Date?
@@ -234,7 +237,7 @@ public final class LocationManager: Sendable {
             }
             guard case .report(let report) = event, let location = report.location else { return }
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
-                oneShot.noteCandidate(location, now: now, clock: source.currentDate == nil ? "the wall clock" : "the source's clock")
+                oneShot.noteCandidate(location, now: now)
                 if oneShot.filter.accepts(location, now: now) {
                     oneShot.complete(.success(location))
                     state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
@@ -260,7 +263,7 @@ public final class LocationManager: Sendable {
                     ?? LocationError.locationUnknown(
                         "the source ended before a fix met the request",
                         best: oneShot.best,
-                        rejectedBecause: oneShot.bestRejection
+                        rejectedBecause: oneShot.bestRejection(agesMeasuredBy: agesClock)
                     )
                 oneShot.complete(.failure(failure))
                 state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
@@ -295,7 +298,10 @@ public final class LocationManager: Sendable {
     }
 
     private func expireOneShot(_ id: Int, after timeout: Duration) {
-        let (best, rejection) = state.withLock { ($0.oneShots[id]?.best, $0.oneShots[id]?.bestRejection) }
+        let clock = agesClock
+        let (best, rejection) = state.withLock { state in
+            (state.oneShots[id]?.best, state.oneShots[id]?.bestRejection(agesMeasuredBy: clock))
+        }
         let error = LocationError.locationUnknown(
             "no fix met the request within \(timeout.secondsText)",
             best: best,
@@ -327,20 +333,21 @@ extension LocationManager {
     struct OneShot {
         let filter: LocationFilter
         var best: Location?
-        /// The rule that turned ``best`` down, when it was seen.
-        var bestRejection: String?
+        /// The date on the ages' clock when ``best`` was seen (`nil` without an age limit).
+        var bestSeenAt: Date?
         var result: Result<Location, any Error>?
         var continuation: CheckedContinuation<Location, any Error>?
 
-        /// Keeps the most accurate fix seen, and why it was turned down (`clock` names `now`'s clock).
-        mutating func noteCandidate(_ location: Location, now: () -> Date, clock: @autoclosure () -> String) {
+        /// Keeps the most accurate fix seen, and when it was seen if its age matters.
+        mutating func noteCandidate(_ location: Location, now: () -> Date) {
             if let best, (location.horizontalAccuracy ?? .infinity) > (best.horizontalAccuracy ?? .infinity) { return }
             best = location
-            guard filter.maximumAge != nil else {
-                bestRejection = filter.rejection(of: location, now: .distantPast, clock: "")
-                return
-            }
-            bestRejection = filter.rejection(of: location, now: now(), clock: clock())
+            bestSeenAt = filter.maximumAge == nil ? nil : now()
+        }
+
+        /// The rule that turned ``best`` down when it was seen, in words: built only for the error.
+        func bestRejection(agesMeasuredBy clock: String) -> String? {
+            best.flatMap { filter.rejection(of: $0, now: bestSeenAt ?? .distantPast, clock: clock) }
         }
 
         /// Records the result and resumes the waiter, if one is waiting yet.

@@ -32,7 +32,6 @@ extension TrackExporter {
             return count
         } catch {
             unlink(partial.string)
-            if let error = error as? TrackExportError { throw error }
             throw TrackExportError(file: file, reason: "\(error)")
         }
     }
