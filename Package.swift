@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "KeepAliveDelivery", targets: ["KeepAliveDelivery"]),
         .library(name: "KeepAliveService", targets: ["KeepAliveService"]),
         .library(name: "KeepAliveSimulation", targets: ["KeepAliveSimulation"]),
+        .library(name: "KeepAliveMonitoring", targets: ["KeepAliveMonitoring"]),
         .library(name: "LocationKeepAliveMocks", targets: ["LocationKeepAliveMocks"]),
         .library(name: "DeliveryMocks", targets: ["DeliveryMocks"]),
         .executable(name: "keepalive", targets: ["keepalive"]),
@@ -109,12 +110,16 @@ let package = Package(
             name: "KeepAliveSimulation",
             dependencies: ["KeepAliveCore", .product(name: "Logging", package: "swift-log")]
         ),
+        .target(
+            name: "KeepAliveMonitoring",
+            dependencies: ["KeepAliveCore", .product(name: "Logging", package: "swift-log")]
+        ),
         // Every module under one name (source-compatible with the single module it was).
         .target(
             name: "LocationKeepAlive",
             dependencies: [
                 "KeepAliveCore", "KeepAliveAudio", "KeepAliveHost", "KeepAliveJournal", "KeepAliveDelivery",
-                "KeepAliveService", "KeepAliveSimulation",
+                "KeepAliveService", "KeepAliveSimulation", "KeepAliveMonitoring",
             ]
         ),
         // Test doubles, each depending only on what it stands in for.
@@ -123,7 +128,7 @@ let package = Package(
             dependencies: ["KeepAliveCore", .product(name: "Clocks", package: "swift-clocks")],
             path: "Mocks",
             exclude: ["Fixtures/README.md", "Delivery"],
-            resources: [.copy("Fixtures/nmea"), .copy("Fixtures/agreement")]
+            resources: [.copy("Fixtures/nmea"), .copy("Fixtures/agreement"), .copy("Fixtures/tracks")]
         ),
         .target(
             name: "DeliveryMocks",
@@ -184,6 +189,11 @@ let package = Package(
                 "KeepAliveCore", "KeepAliveSimulation", "LocationKeepAliveMocks",
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
+        ),
+        // Regions, significant changes, visits: on real tracks and scripted noise.
+        .testTarget(
+            name: "KeepAliveMonitoringTests",
+            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "LocationKeepAliveMocks"]
         ),
         .testTarget(
             name: "KeepAliveJournalTests",

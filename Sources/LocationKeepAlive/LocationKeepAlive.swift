@@ -5,5 +5,6 @@
 @_exported public import KeepAliveDelivery
 @_exported public import KeepAliveHost
 @_exported public import KeepAliveJournal
+@_exported public import KeepAliveMonitoring
 @_exported public import KeepAliveService
 @_exported public import KeepAliveSimulation

@@ -1,5 +1,4 @@
 public import FoundationEssentials
-import SystemPackage
 
 /// One application's authorization file: versioned JSON, written atomically with mode 0600.
 ///
@@ -30,35 +29,34 @@ public struct AuthorizationFile: Sendable, Hashable {
 
     /// The stored record, or `nil` when there is no file yet.
     public func load() throws(AuthorizationError) -> AuthorizationRecord? {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return nil
-        } catch {
-            throw AuthorizationError(
-                .unreadableFile,
-                "cannot read authorization file \(url.path): \(error.fileErrorText). Fix its permissions, "
-                    + "or remove it with `keepalive auth reset`"
-            )
-        }
-        struct Versioned: Decodable { var version: Int }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        guard let version = try? decoder.decode(Versioned.self, from: data).version else {
-            throw damaged("it is not a versioned authorization record")
-        }
-        guard version <= AuthorizationRecord.currentVersion else {
-            throw AuthorizationError(
-                .futureVersion,
-                "authorization file \(url.path) has version \(version), newer than this keepalive understands "
-                    + "(\(AuthorizationRecord.currentVersion)); it is left as it is. Upgrade, or reset it"
-            )
-        }
         do {
-            return try decoder.decode(AuthorizationRecord.self, from: data)
+            return try VersionedFile.read(
+                AuthorizationRecord.self,
+                from: url,
+                currentVersion: AuthorizationRecord.currentVersion,
+                decoder: decoder
+            )
         } catch {
-            throw damaged("\(error)")
+            switch error {
+            case .unreadable(let reason):
+                throw AuthorizationError(
+                    .unreadableFile,
+                    "cannot read authorization file \(url.path): \(reason). Fix its permissions, "
+                        + "or remove it with `keepalive auth reset`"
+                )
+            case .notVersioned:
+                throw damaged("it is not a versioned authorization record")
+            case .futureVersion(let version):
+                throw AuthorizationError(
+                    .futureVersion,
+                    "authorization file \(url.path) has version \(version), newer than this keepalive understands "
+                        + "(\(AuthorizationRecord.currentVersion)); it is left as it is. Upgrade, or reset it"
+                )
+            case .damaged(let reason):
+                throw damaged(reason)
+            }
         }
     }
 
@@ -78,51 +76,13 @@ public struct AuthorizationFile: Sendable, Hashable {
         encoder.dateEncodingStrategy = .iso8601
         let directory = url.deletingLastPathComponent()
         do {
-            let data = try encoder.encode(record) + Data("\n".utf8)
-            try FileManager.default.createDirectory(
-                at: directory,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
-            let temporary = directory.appendingPathComponent(
-                ".\(url.lastPathComponent).tmp-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
-            )
-            let descriptor = try FileDescriptor.open(
-                FilePath(temporary.path),
-                .writeOnly,
-                options: [.create, .exclusiveCreate],
-                permissions: [.ownerReadWrite]
-            )
-            do {
-                try descriptor.closeAfter {
-                    _ = try descriptor.writeAll(data)
-                    guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
-                }
-                guard rename(temporary.path, url.path) == 0 else { throw Errno(rawValue: errno) }
-            } catch {
-                try? FileManager.default.removeItem(at: temporary)
-                throw error
-            }
-            let folder = try FileDescriptor.open(FilePath(directory.path), .readOnly)
-            try folder.closeAfter { _ = fsync(folder.rawValue) }
-            removeStaleTemporaryFiles(in: directory)
+            try AtomicFile.write(try encoder.encode(record) + Data("\n".utf8), to: url)
         } catch {
             throw AuthorizationError(
                 .writeFailed,
                 "cannot save authorization file \(url.path): \(error). The status is unchanged; check that "
                     + "\(directory.path) is writable and has space, or point --auth-file elsewhere"
             )
-        }
-    }
-
-    /// Temporary files of writers that died (killed between create and rename), after 10 minutes.
-    private func removeStaleTemporaryFiles(in directory: URL) {
-        let prefix = ".\(url.lastPathComponent).tmp-"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasPrefix(prefix) {
-            let path = directory.appendingPathComponent(name).path
-            let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-            if let modified, modified.timeIntervalSinceNow < -600 { try? FileManager.default.removeItem(atPath: path) }
         }
     }
 
@@ -140,7 +100,3 @@ public struct AuthorizationFile: Sendable, Hashable {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -1,0 +1,37 @@
+/// A circle on the ground: `CLMonitor.CircularGeographicCondition`, `CLCircularRegion`.
+public struct CircularRegion: Sendable, Hashable, Codable {
+    /// The centre.
+    public var center: Coordinate
+    /// The radius in metres.
+    public var radius: Double
+
+    /// The circle of `radius` metres around `center`.
+    public init(center: Coordinate, radius: Double) {
+        self.center = center
+        self.radius = radius
+    }
+
+    /// The largest radius accepted, 1,000 km: a larger circle is a mistake in units, and the
+    /// quick bounding-box test assumes a region does not wrap around a pole.
+    public static let maximumRadius = 1_000_000.0
+
+    /// Throws ``MonitoringError/Code/invalidCondition`` for a centre off the globe or a radius that
+    /// is not a positive number of metres up to ``maximumRadius``.
+    func validate() throws(MonitoringError) {
+        guard center.isValid else {
+            throw .invalidCondition("a region's centre must be a latitude from -90 to 90 and a longitude from -180 to 180, not \(center)")
+        }
+        guard radius.isFinite, radius > 0 else {
+            throw .invalidCondition("a region's radius must be a positive number of metres, not \(radius)")
+        }
+        guard radius <= Self.maximumRadius else {
+            throw .invalidCondition(
+                "a region's radius of \(radius) m is more than the largest accepted, \(Int(Self.maximumRadius / 1000)) km: "
+                    + "is it in metres?"
+            )
+        }
+    }
+
+    /// The signed distance from `point` to the circle's edge in metres: negative inside.
+    func signedDistance(from point: Coordinate) -> Double { center.distance(to: point) - radius }
+}

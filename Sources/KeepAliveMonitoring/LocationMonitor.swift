@@ -1,0 +1,206 @@
+public import FoundationEssentials
+public import KeepAliveCore
+public import Logging
+
+/// Watches fixes for regions, significant changes and visits: CoreLocation's `CLMonitor`.
+///
+/// Conditions are added and removed by identifier; each fix that changes one's state gives a
+/// ``MonitorEvent`` on ``events`` (and from ``evaluate(_:)``). With a file, the conditions,
+/// their states and last events survive a restart: a region the device is in stays satisfied,
+/// with no second entry.
+///
+/// ```swift
+/// let monitor = try LocationMonitor(named: "places", file: URL(fileURLWithPath: "places.json"))
+/// try monitor.add(.circle(center: Coordinate(latitude: 52.37, longitude: 4.89), radius: 200), identifier: "home")
+/// try monitor.add(.significantChange, identifier: "moves")
+/// Task { try await monitor.monitor(LocationManager(source: GPSDSource())) }
+/// for await event in monitor.events { print(event.identifier, event.state, event.date) }
+/// ```
+public final class LocationMonitor: Sendable {
+    /// The monitor's name.
+    public let name: String
+    /// Where it is saved; `nil` for one in memory.
+    public let file: URL?
+    /// The thresholds it decides by.
+    public let rules: MonitoringRules
+    private let wallClock: @Sendable () -> Date
+    private let logger: Logger
+    private let state: Locked<State>
+
+    private struct State: Sendable {
+        var engine: MonitorEngine
+        var records: [String: MonitorRecord] = [:]
+        var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
+        var nextSubscriber = 0
+    }
+
+    /// The most conditions a monitor takes, 100,000 (iOS allows 20 regions an app): each fix is
+    /// tested against all of them, in well under a millisecond (see BENCHMARKS.md).
+    public static let maximumConditions = 100_000
+
+    /// A monitor named `name`, restored from `file` when it exists.
+    ///
+    /// - Parameters:
+    ///   - file: where the conditions are kept; `nil` keeps them in memory only. A damaged
+    ///     file throws ``MonitoringError/Code/damagedFile`` and is left as it is.
+    ///   - rules: the thresholds for a new monitor; a restored one keeps those it was saved with.
+    ///   - wallClock: the date of a fix whose receiver gave no time.
+    public init(
+        named name: String,
+        file: URL? = nil,
+        rules: MonitoringRules = MonitoringRules(),
+        wallClock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "LocationKeepAlive.monitor")
+    ) throws(MonitoringError) {
+        try rules.validate()
+        var state = State(engine: MonitorEngine(rules: rules))
+        var rulesInForce = rules
+        if let file, let saved = try MonitorFile(url: file).load() {
+            rulesInForce = saved.rules
+            state.engine = MonitorEngine(rules: saved.rules)
+            for entry in saved.entries {
+                state.engine.add(
+                    entry.record.condition,
+                    identifier: entry.identifier,
+                    state: entry.record.state,
+                    significantChange: entry.significantChange ?? SignificantChangeTracker(),
+                    visit: entry.visit ?? DwellDetector()
+                )
+                state.records[entry.identifier] = entry.record
+            }
+        }
+        self.name = name
+        self.file = file
+        self.rules = rulesInForce
+        self.wallClock = wallClock
+        self.logger = logger
+        self.state = Locked(state)
+    }
+
+    deinit {
+        state.withLock { $0.subscribers.values.forEach { $0.finish() } }
+    }
+
+    /// The identifiers of the conditions, sorted.
+    public var identifiers: [String] { state.read { $0.records.keys.sorted() } }
+
+    /// The condition `identifier`, its state and last event.
+    public func record(for identifier: String) -> MonitorRecord? { state.read { $0.records[identifier] } }
+
+    /// Whether the device has kept within ``MonitoringRules/stationaryRadius`` for
+    /// ``MonitoringRules/stationaryDwell`` (`CLLocationUpdate.isStationary`).
+    public var isStationary: Bool { state.read { $0.engine.isStationary } }
+
+    /// Metres travelled since the monitor was made, from the fixes that counted (not saved).
+    public var distanceTravelled: Double { state.read { $0.engine.odometer.distance } }
+
+    /// Adds `condition` as `identifier`, replacing one of that name, in state `assuming` (a
+    /// region added as `.unsatisfied` gives no event until entered). Saved before it returns.
+    public func add(_ condition: MonitorCondition, identifier: String, assuming: MonitorState = .unknown) throws(MonitoringError) {
+        try add([identifier: condition], assuming: assuming)
+    }
+
+    /// Adds every condition (by identifier) at once, with one save: all or none.
+    public func add(_ conditions: [String: MonitorCondition], assuming: MonitorState = .unknown) throws(MonitoringError) {
+        for (identifier, condition) in conditions {
+            guard !identifier.isEmpty else { throw .invalidCondition("a condition's identifier must not be empty") }
+            do {
+                try condition.validate()
+            } catch {
+                throw MonitoringError(error.code, "condition \"\(identifier)\": \(error.message)")
+            }
+        }
+        try change { (state: inout State) throws(MonitoringError) in
+            let added = conditions.keys.filter { state.records[$0] == nil }.count
+            guard state.records.count + added <= Self.maximumConditions else {
+                throw MonitoringError(
+                    .tooManyConditions,
+                    "monitor \(name) has \(state.records.count) conditions and may have at most \(Self.maximumConditions); "
+                        + "\(added) more were refused. Remove some first"
+                )
+            }
+            for (identifier, condition) in conditions {
+                state.engine.add(condition, identifier: identifier, state: assuming)
+                state.records[identifier] = MonitorRecord(condition: condition, state: assuming)
+            }
+        }
+    }
+
+    /// Removes the condition `identifier`; an unknown identifier is no error.
+    public func remove(_ identifier: String) throws(MonitoringError) {
+        try change { (state: inout State) throws(MonitoringError) in
+            state.engine.remove(identifier)
+            state.records[identifier] = nil
+        }
+    }
+
+    /// The events from now on, in order, until the monitor is released. Each call is a stream
+    /// of its own.
+    public var events: AsyncStream<MonitorEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: MonitorEvent.self)
+        let id = state.withLock { state in
+            defer { state.nextSubscriber += 1 }
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Evaluates every condition against `location`: the events it gives, also sent on ``events``.
+    @discardableResult
+    public func evaluate(_ location: Location) -> [MonitorEvent] {
+        let now = wallClock()
+        let (events, subscribers) = state.withLock { state -> ([MonitorEvent], [AsyncStream<MonitorEvent>.Continuation]) in
+            let events = state.engine.evaluate(location, now: now)
+            guard !events.isEmpty else { return (events, []) }
+            for event in events { state.records[event.identifier]?.record(event) }
+            if let file {
+                do {
+                    try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: state))
+                } catch {
+                    logger.error("\(error.message); the events are delivered, and saved with the next one")
+                }
+            }
+            return (events, Array(state.subscribers.values))
+        }
+        for event in events { subscribers.forEach { $0.yield(event) } }
+        return events
+    }
+
+    /// Evaluates the fixes of `manager` until the calling task is cancelled (then returns) or
+    /// the source ends (a replay: returns; gpsd unreachable at the start: throws).
+    public func monitor(_ manager: LocationManager) async throws {
+        try await manager.updates(LocationFilter()) { [weak self] update in
+            if case .location(let fix) = update { self?.evaluate(fix) }
+        }
+    }
+
+    /// Runs `body` on the state and saves it; if the save fails, the state is as before.
+    private func change(_ body: (inout State) throws(MonitoringError) -> Void) throws(MonitoringError) {
+        try state.withLock { (state: inout State) throws(MonitoringError) in
+            var changed = state
+            try body(&changed)
+            if let file { try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: changed)) }
+            state = changed
+        }
+    }
+
+    private static func entries(of state: State) -> [MonitorFile.Entry] {
+        state.records.map { identifier, record in
+            MonitorFile.Entry(
+                identifier: identifier,
+                record: record,
+                significantChange: state.engine.significantChanges[identifier],
+                visit: state.engine.visits[identifier]
+            )
+        }
+    }
+}
+
+extension MonitorRecord {
+    mutating func record(_ event: MonitorEvent) {
+        state = event.state
+        lastEvent = event
+    }
+}
