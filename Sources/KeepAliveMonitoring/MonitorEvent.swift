@@ -22,7 +22,8 @@ public struct Visit: Sendable, Hashable, Codable {
     public var radius: Double
     /// The time of the stay's first fix.
     public var arrival: Date
-    /// The time of its last fix before leaving; `nil` while still there (CoreLocation's `distantFuture`).
+    /// The time of its last fix within ``MonitoringRules/visitRadius`` of the place; `nil` while
+    /// still there (CoreLocation's `distantFuture`).
     public var departure: Date?
 
     /// A stay at `coordinate` from `arrival` until `departure`.

@@ -1,0 +1,41 @@
+import FoundationEssentials
+import KeepAliveCore
+import KeepAliveMonitoring
+import LocationKeepAliveMocks
+import Testing
+
+/// The events stream, fed by a location manager, as an app uses it.
+struct MonitorStreamTests {
+    @Test func aManagersFixesGiveEventsOnTheStreamInOrder() async throws {
+        let source = ScriptedLocationSource()
+        let manager = LocationManager(source: source)
+        let monitor = try LocationMonitor(named: "stream")
+        let home = TrackScript.point(north: 0, east: 0)
+        try monitor.add(.circle(center: home, radius: 200), identifier: "home", assuming: .unsatisfied)
+        try monitor.add(.significantChange, identifier: "moves")
+        let events = monitor.events
+        let watching = Task { try await monitor.monitor(manager) }
+        await source.waitForSessions(1)
+        // Walk in from 400 m east of home at 10 m/s: a significant change at once, then home.
+        for second in 0..<40 {
+            let point = TrackScript.point(north: 0, east: 400 - 10 * Double(second))
+            source.sendFix(
+                latitude: point.latitude, longitude: point.longitude, accuracy: 5,
+                at: TrackScript.start.addingTimeInterval(Double(second))
+            )
+        }
+        var received: [MonitorEvent] = []
+        for await event in events {
+            received.append(event)
+            if received.count == 2 { break }
+        }
+        watching.cancel()
+        try await watching.value
+        #expect(received.map(\.identifier) == ["moves", "home"])
+        #expect(received.map(\.state) == [.satisfied, .satisfied])
+        // In at 200 m (20 s); two fixes 10 m beyond the edge at 10 m/s: 21 s and 22 s.
+        #expect(received[1].date == TrackScript.start.addingTimeInterval(22))
+        #expect(received[1].location.horizontalAccuracy == 5)
+        #expect(monitor.record(for: "home")?.lastEvent == received[1])
+    }
+}
