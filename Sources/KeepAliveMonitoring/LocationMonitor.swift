@@ -24,6 +24,7 @@ public final class LocationMonitor: Sendable {
     /// The thresholds it decides by.
     public let rules: MonitoringRules
     private let wallClock: @Sendable () -> Date
+    private let time: TimeSource
     private let logger: Logger
     private let state: Locked<State>
 
@@ -32,6 +33,7 @@ public final class LocationMonitor: Sendable {
         var records: [String: MonitorRecord] = [:]
         var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
         var nextSubscriber = 0
+        var isPaused = false
     }
 
     /// The most conditions a monitor takes, 100,000 (iOS allows 20 regions an app): each fix is
@@ -44,11 +46,13 @@ public final class LocationMonitor: Sendable {
     ///   - file: where the conditions are kept; `nil` keeps them in memory only. A damaged
     ///     file throws ``MonitoringError/Code/damagedFile`` and is left as it is.
     ///   - rules: the thresholds for a new monitor; a restored one keeps those it was saved with.
+    ///   - clock: times the checks of a ``StationaryPause``.
     ///   - wallClock: the date of a fix whose receiver gave no time.
     public init(
         named name: String,
         file: URL? = nil,
         rules: MonitoringRules = MonitoringRules(),
+        clock: some Clock<Duration> = DispatchClock(),
         wallClock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "LocationKeepAlive.monitor")
     ) throws(MonitoringError) {
@@ -73,6 +77,7 @@ public final class LocationMonitor: Sendable {
         self.file = file
         self.rules = rulesInForce
         self.wallClock = wallClock
+        self.time = TimeSource(clock)
         self.logger = logger
         self.state = Locked(state)
     }
@@ -90,6 +95,9 @@ public final class LocationMonitor: Sendable {
     /// Whether the device has kept within ``MonitoringRules/stationaryRadius`` for
     /// ``MonitoringRules/stationaryDwell`` (`CLLocationUpdate.isStationary`).
     public var isStationary: Bool { state.read { $0.engine.isStationary } }
+
+    /// Whether ``monitor(_:pausing:)`` has left its watch for a ``StationaryPause``.
+    public var isPaused: Bool { state.read { $0.isPaused } }
 
     /// Metres travelled since the monitor was made, from the fixes that counted (not saved).
     public var distanceTravelled: Double { state.read { $0.engine.odometer.distance } }
@@ -168,11 +176,64 @@ public final class LocationMonitor: Sendable {
         return events
     }
 
-    /// Evaluates the fixes of `manager` until the calling task is cancelled (then returns) or
+    /// Evaluates the fixes of `manager` until the calling task is cancelled (then it returns) or
     /// the source ends (a replay: returns; gpsd unreachable at the start: throws).
-    public func monitor(_ manager: LocationManager) async throws {
-        try await manager.updates(LocationFilter()) { [weak self] update in
-            if case .location(let fix) = update { self?.evaluate(fix) }
+    ///
+    /// With `pausing`, the watch is left while the device is stationary, and a fix is asked for
+    /// every ``StationaryPause/checkInterval`` instead; `nil` watches all the time.
+    public func monitor(_ manager: LocationManager, pausing pause: StationaryPause? = StationaryPause()) async throws {
+        while !Task.isCancelled {
+            guard try await watch(manager, untilStationary: pause != nil), let pause else { return }
+            logger.info("monitor \(name): stationary, the watch is left; a fix every \(pause.checkInterval.secondsText)")
+            state.withLock { $0.isPaused = true }
+            defer { state.withLock { $0.isPaused = false } }
+            guard try await waitForMovement(manager, pause) else { return }
+            logger.info("monitor \(name): moved, watching again")
+        }
+    }
+
+    /// Watches until the device is stationary (true) or the source ends or the task is
+    /// cancelled (false).
+    private func watch(_ manager: LocationManager, untilStationary: Bool) async throws -> Bool {
+        let (stationary, signal) = AsyncStream.makeStream(of: Void.self)
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await manager.updates(LocationFilter()) { [weak self] update in
+                    guard case .location(let fix) = update, let self else { return }
+                    self.evaluate(fix)
+                    if untilStationary, self.isStationary { signal.yield() }
+                }
+                return false
+            }
+            group.addTask {
+                for await _ in stationary { return true }
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+    }
+
+    /// Asks for a fix every `pause.checkInterval` until one lies wholly beyond the stationary
+    /// place (true), or the task is cancelled (false).
+    private func waitForMovement(_ manager: LocationManager, _ pause: StationaryPause) async throws -> Bool {
+        while true {
+            do {
+                try await time.sleep(pause.checkInterval)
+            } catch {
+                return false
+            }
+            let fix: Location
+            do {
+                fix = try await manager.requestLocation(desiredAccuracy: rules.maximumAccuracy, timeout: pause.timeout)
+            } catch let error as LocationError where [.locationUnknown, .gpsdUnreachable, .connectionLost].contains(error.code) {
+                logger.notice("monitor \(name): no fix for the stationary check (\(error.message)); again in \(pause.checkInterval.secondsText)")
+                continue
+            }
+            evaluate(fix)
+            // Moved (or an outlier): stationary again only after a new stay, so a false alarm
+            // costs one stationary dwell of watching.
+            if state.withLock({ $0.engine.restartStationaryDetectionIfLeaving() }) { return true }
         }
     }
 

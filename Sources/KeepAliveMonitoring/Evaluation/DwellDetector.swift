@@ -53,6 +53,9 @@ struct DwellDetector: Sendable, Hashable, Codable {
     /// Whether the current stay has lasted long enough to be an arrival.
     private(set) var hasArrived = false
 
+    /// Whether the last fix lay wholly beyond the stay (one of the fixes that end it).
+    var isLeaving: Bool { leaving > 0 }
+
     /// The current stay, once it is an arrival.
     var visit: Visit? { hasArrived ? stay?.visit(departed: false) : nil }
 

@@ -20,6 +20,13 @@ struct MonitorEngine: Sendable {
     /// Whether the last fixes have kept within ``MonitoringRules/stationaryRadius`` for ``MonitoringRules/stationaryDwell``.
     var isStationary: Bool { stationary.hasArrived }
 
+    /// When the last fix lay wholly beyond the stationary place: forgets the place (true).
+    mutating func restartStationaryDetectionIfLeaving() -> Bool {
+        guard !stationary.hasArrived || stationary.isLeaving else { return false }
+        stationary = DwellDetector()
+        return true
+    }
+
     /// Adds or replaces `identifier`, in `state`; a significant change or a visit resumes from
     /// `tracker` or `detector` (a restored monitor), else starts afresh.
     mutating func add(
