@@ -6,6 +6,7 @@ import LocationKeepAlive
 /// - `keepalive-bench parse FILE [RUNS]`: one line, `parse <sentences> <median s> <min s> <max s>`,
 ///   for a full native decode (scan, checksum, fields, epochs) of the file held in memory.
 /// - `journal-append`, `deliver`, `fleet`: the journal and delivery figures (`JournalBench`).
+/// - `monitor [FIXES]`: condition evaluation per fix with 10, 1,000 and 100,000 regions (`MonitorBench`).
 /// - `keepalive-bench oneshot HOST:PORT [RUNS]`: `requestLocation` latency against a gpsd that
 ///   already has a fix, cold and warm, one line each: `oneshot-<kind> <median ms> <min ms> <max ms>`.
 @main
@@ -16,6 +17,7 @@ struct Bench {
         switch (arguments.first, arguments.dropFirst().first) {
         case ("parse", let path?): try parse(path, runs: runs)
         case ("oneshot", let address?): try await oneShot(address, runs: runs)
+        case ("monitor", let fixes): try MonitorBench.run(fixes: fixes.flatMap { Int($0) } ?? 2_000)
         case ("journal-append", let path?):
             try JournalBench.append(path: path, count: runs, mode: arguments.dropFirst(3).first ?? "full")
         case ("deliver", let path?):
@@ -29,7 +31,7 @@ struct Bench {
         default:
             FileHandle.standardError.write(
                 Data(
-                    ("usage: keepalive-bench parse FILE [RUNS] | oneshot HOST:PORT [RUNS] | journal-append PATH COUNT full|normal|batch"
+                    ("usage: keepalive-bench parse FILE [RUNS] | oneshot HOST:PORT [RUNS] | monitor [FIXES] | journal-append PATH COUNT full|normal|batch"
                         + " | deliver PATH URL COUNT | fleet PORT TRACKERS SECONDS RATE FOLDER\n").utf8
                 )
             )

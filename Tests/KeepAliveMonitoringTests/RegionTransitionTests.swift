@@ -108,6 +108,40 @@ struct RegionTransitionTests {
         #expect(monitor.evaluate(fix(4, accuracy: 10)).map(\.state) == [.satisfied])
     }
 
+    @Test func regionsAcrossTheAntimeridianNearAPoleAndWideOnesAreFound() throws {
+        let monitor = try LocationMonitor(named: "edges")
+        let places: [(String, MonitorCondition, Coordinate)] = [
+            ("antimeridian", .circle(center: Coordinate(latitude: -16.8, longitude: 179.9995), radius: 300),
+             Coordinate(latitude: -16.8, longitude: -179.9995)),
+            ("pole", .circle(center: Coordinate(latitude: 89.99, longitude: 0), radius: 5_000),
+             Coordinate(latitude: 89.995, longitude: 120)),
+            ("wide", .circle(center: Coordinate(latitude: 52.0, longitude: 5.0), radius: 50_000),
+             Coordinate(latitude: 52.3, longitude: 5.3)),
+            ("fiji", .polygon([
+                Coordinate(latitude: -17.7, longitude: 179.99), Coordinate(latitude: -17.7, longitude: -179.99),
+                Coordinate(latitude: -17.9, longitude: -179.99), Coordinate(latitude: -17.9, longitude: 179.99),
+            ]), Coordinate(latitude: -17.8, longitude: -179.9995)),
+        ]
+        for (identifier, condition, _) in places { try monitor.add(condition, identifier: identifier, assuming: .unsatisfied) }
+        var second = 0.0
+        func fix(at spot: Coordinate) -> Location {
+            second += 1
+            return Location(
+                latitude: spot.latitude, longitude: spot.longitude, horizontalAccuracy: 5,
+                timestamp: TrackScript.start.addingTimeInterval(second)
+            )
+        }
+        for (identifier, _, spot) in places {
+            let events = (0..<3).flatMap { _ in monitor.evaluate(fix(at: spot)) }
+            #expect(events.map(\.identifier) == [identifier])
+            #expect(monitor.record(for: identifier)?.state == .satisfied)
+            // Leave again, far away, so the next place starts from outside everywhere.
+            let left = (0..<3).flatMap { _ in monitor.evaluate(fix(at: Coordinate(latitude: 0, longitude: 0))) }
+            #expect(left.map(\.identifier) == [identifier])
+            #expect(monitor.record(for: identifier)?.state == .unsatisfied)
+        }
+    }
+
     /// The test's own point-in-polygon (ray casting on latitude and longitude).
     static func isInside(_ point: Coordinate, _ polygon: [Coordinate]) -> Bool {
         var inside = false

@@ -2,10 +2,9 @@ import FoundationEssentials
 
 /// Every region of a monitor, with its state, evaluated against each fix.
 ///
-/// The regions are kept in arrays side by side (boxes, states), so a fix is tested against
-/// 100,000 of them in one pass over memory: a region whose box is disjoint from the fix's
-/// accuracy box is outside for sure, and is skipped when it already was; only the others
-/// are measured exactly.
+/// A fix is measured only against the regions near it (``RegionGrid``) and those that are not
+/// plainly outside (inside, unknown, or on their way to a change): any other region's box is
+/// disjoint from the fix's accuracy box, so it is outside for sure, as it already was.
 ///
 /// A fix decides a region only with its whole accuracy circle: inside when the circle lies
 /// inside, outside when it lies outside; a fix whose circle straddles the edge decides
@@ -18,75 +17,87 @@ struct RegionTable: Sendable {
     private(set) var conditions: [MonitorCondition] = []
     private(set) var states: [MonitorState] = []
     private var boxes: [BoundingBox] = []
-    private var slots: [String: Int] = [:]
     /// Regions on their way to a new state: the state, since when the fixes have said so, and
     /// how many of them lay twice their accuracy beyond the edge.
-    private var pending: [Int: (state: MonitorState, since: Date, farFixes: Int)] = [:]
+    private var pending: [Progress?] = []
+    private var slots: [String: Int] = [:]
+    private var grid = RegionGrid()
+    /// The regions that are not plainly outside: measured against every fix.
+    private var attention: Set<Int> = []
+
+    private struct Progress: Sendable {
+        var state: MonitorState
+        var since: Date
+        var farFixes: Int
+    }
 
     var count: Int { identifiers.count }
 
     /// Adds or replaces the region `identifier`, in `state`.
     mutating func insert(_ condition: MonitorCondition, identifier: String, state: MonitorState) {
+        remove(identifier)
         let box: BoundingBox =
             switch condition {
             case .circle(let region): BoundingBox(around: region.center, radius: region.radius)
             case .polygon(let region): BoundingBox(around: region.vertices)
             case .significantChange, .visit: .world
             }
-        if let slot = slots[identifier] {
-            conditions[slot] = condition
-            states[slot] = state
-            boxes[slot] = box
-            pending[slot] = nil
-            return
-        }
-        slots[identifier] = identifiers.count
+        let slot = identifiers.count
+        slots[identifier] = slot
         identifiers.append(identifier)
         conditions.append(condition)
         states.append(state)
         boxes.append(box)
+        pending.append(nil)
+        grid.insert(slot, box: box)
+        updateAttention(slot)
     }
 
     /// Removes the region `identifier`, if there is one.
     mutating func remove(_ identifier: String) {
         guard let slot = slots.removeValue(forKey: identifier) else { return }
+        grid.remove(slot, box: boxes[slot])
+        attention.remove(slot)
         let last = identifiers.count - 1
-        pending[slot] = nil
         if slot != last {
+            // The last region takes the freed slot.
+            grid.remove(last, box: boxes[last])
+            attention.remove(last)
             identifiers.swapAt(slot, last)
             conditions.swapAt(slot, last)
             states.swapAt(slot, last)
             boxes.swapAt(slot, last)
+            pending.swapAt(slot, last)
             slots[identifiers[slot]] = slot
-            if let moved = pending.removeValue(forKey: last) { pending[slot] = moved }
+            grid.insert(slot, box: boxes[slot])
+            updateAttention(slot)
         }
         identifiers.removeLast()
         conditions.removeLast()
         states.removeLast()
         boxes.removeLast()
+        pending.removeLast()
     }
 
     /// The state of `identifier`.
     func state(of identifier: String) -> MonitorState? { slots[identifier].map { states[$0] } }
 
-    /// Evaluates every region against `fix`: the regions whose state changed, with the new state.
+    /// Evaluates the regions against `fix`: those whose state changed, with the new state, in
+    /// the order they were added (as far as removals left it).
     mutating func evaluate(_ fix: CountedFix, rules: MonitoringRules) -> [(identifier: String, state: MonitorState)] {
         let fixBox = BoundingBox(around: fix.point, radius: fix.accuracy)
-        let measureAll = fixBox.isWorld
+        let candidates = grid.candidates(near: fixBox).map { $0.union(attention).sorted() } ?? Array(identifiers.indices)
         var changes: [(identifier: String, state: MonitorState)] = []
-        for slot in boxes.indices {
-            // Outside for sure, and already so: the common case, skipped without measuring.
-            if states[slot] == .unsatisfied, !measureAll, boxes[slot].isDisjoint(from: fixBox),
-                pending.isEmpty || pending[slot] == nil
-            {
+        for slot in candidates {
+            defer { updateAttention(slot) }
+            // Outside for sure, and already so.
+            if states[slot] == .unsatisfied, pending[slot] == nil, boxes[slot].isDisjoint(from: fixBox) { continue }
+            guard let verdict = Self.verdict(of: conditions[slot], on: fix), verdict.state != states[slot] else {
+                pending[slot] = nil
                 continue
             }
-            let verdict = Self.verdict(of: conditions[slot], on: fix)
-            guard let verdict, verdict.state != states[slot] else {
-                if !pending.isEmpty { pending[slot] = nil }
-                continue
-            }
-            var progress = pending[slot].flatMap { $0.state == verdict.state ? $0 : nil } ?? (state: verdict.state, since: fix.date, farFixes: 0)
+            var progress = pending[slot].flatMap { $0.state == verdict.state ? $0 : nil }
+                ?? Progress(state: verdict.state, since: fix.date, farFixes: 0)
             if verdict.isFar { progress.farFixes += 1 }
             if progress.farFixes >= rules.confirmingFixes
                 || fix.date.timeIntervalSince(progress.since) >= rules.confirmingInterval.seconds
@@ -99,6 +110,11 @@ struct RegionTable: Sendable {
             }
         }
         return changes
+    }
+
+    /// Keeps `slot` in ``attention`` while it is not plainly outside.
+    private mutating func updateAttention(_ slot: Int) {
+        if states[slot] == .unsatisfied, pending[slot] == nil { attention.remove(slot) } else { attention.insert(slot) }
     }
 
     /// What `fix` says of a region: inside or outside (and whether by twice its accuracy), or
