@@ -30,6 +30,20 @@ struct BoundaryNoiseTests {
         #expect(events.count <= 2 && gaps.allSatisfy { $0 >= 600 }, "\(events.map { "\($0.state) at \($0.date)" })")
     }
 
+    @Test func aCarCrossingARegionIsToldWithinAFewSeconds() throws {
+        var script = TrackScript(seed: 9)
+        script.settle()
+        script.move(for: 120, speed: 15) { t in (north: 0, east: -900 + 15 * t) }  // through a 300 m circle at 15 m/s
+        let monitor = try LocationMonitor(named: "drive")
+        try monitor.add(.circle(center: TrackScript.point(north: 0, east: 0), radius: 300), identifier: "town", assuming: .unsatisfied)
+        let events = script.fixes.flatMap { monitor.evaluate($0) }
+        #expect(events.map(\.state) == [.satisfied, .unsatisfied])
+        // Truth: in at 40 s (-300 m), out at 80 s (+300 m); twice 11.4 m at 15 m/s is 1.5 s, plus a fix.
+        let lags = zip(events.map { $0.date.timeIntervalSince(TrackScript.start) }, [40.0, 80.0]).map { $0 - $1 }
+        print("driving at 15 m/s: events \(lags) s after the true crossings")
+        #expect(lags.allSatisfy { (0...4).contains($0) }, "\(lags)")
+    }
+
     @Test func aReceiverWalkingOutThenBackGivesOneExitAndOneEntry() throws {
         var script = TrackScript(seed: 7)
         script.settle()

@@ -46,7 +46,6 @@ struct MonitorFileTests {
     @Test(arguments: [
         ("garbage", "not JSON at all\u{0}"),
         ("no version", #"{"name":"places","conditions":[]}"#),
-        ("bad condition", #"{"version":1,"name":"p","rules":{},"conditions":[{"identifier":"x","record":{"state":"unknown","condition":{"circle":{"_0":{"center":{"latitude":1,"longitude":2},"radius":-5}}}}}]}"#),
         ("future", #"{"version":99}"#),
     ])
     func aDamagedFileIsRefusedWithItsPathAndLeftAsItIs(name: String, contents: String) throws {
@@ -58,6 +57,20 @@ struct MonitorFileTests {
         #expect(error?.code == .damagedFile)
         #expect(error?.message.contains(file.path) == true, "\(error?.message ?? "")")
         #expect(try Data(contentsOf: file) == Data(contents.utf8), "never overwritten")
+    }
+
+    @Test func aFileWithAConditionThatCannotBeMonitoredIsRefused() throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        try LocationMonitor(named: "places", file: file).add(.circle(center: TrackScript.origin, radius: 100), identifier: "home")
+        let saved = try String(contentsOf: file, encoding: .utf8)
+        #expect(saved.contains(#""radius":100"#))
+        let edited = saved.replacingOccurrences(of: #""radius":100"#, with: #""radius":-5"#)
+        try Data(edited.utf8).write(to: file)
+        let error = #expect(throws: MonitoringError.self) { try LocationMonitor(named: "places", file: file) }
+        #expect(error?.code == .damagedFile)
+        #expect(error?.message.contains("radius must be a positive number of metres, not -5.0") == true, "\(error?.message ?? "")")
+        #expect(try String(contentsOf: file, encoding: .utf8) == edited)
     }
 
     @Test func aFileThatCannotBeWrittenRefusesTheChangeAndKeepsTheMonitorAsItWas() throws {

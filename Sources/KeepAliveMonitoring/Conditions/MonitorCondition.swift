@@ -9,8 +9,8 @@ public enum MonitorCondition: Sendable, Hashable, Codable {
     /// Inside a polygon: satisfied on entry, unsatisfied on exit.
     case polygon(PolygonRegion)
     /// An event, always satisfied, each time the device has surely moved at least
-    /// ``SignificantChangeRules/distance`` since the last one, at most one per
-    /// ``SignificantChangeRules/interval``; the first fix gives the first.
+    /// ``MonitoringRules/significantDistance`` since the last one, at most one per
+    /// ``MonitoringRules/significantInterval``; the first fix gives the first.
     case significantChange
     /// At a place: satisfied on arrival (after dwelling), unsatisfied on departure; the event
     /// carries the ``Visit``.
@@ -42,6 +42,53 @@ public enum MonitorCondition: Sendable, Hashable, Codable {
         case .circle(let region): region.signedDistance(from: point)
         case .polygon(let region): region.signedDistance(from: point)
         case .significantChange, .visit: nil
+        }
+    }
+}
+
+extension MonitorCondition {
+    private enum CodingKeys: String, CodingKey {
+        case type, latitude, longitude, radius, vertices
+    }
+
+    /// `{"type": "circle", "latitude": 52.37, "longitude": 4.89, "radius": 150}`, `{"type":
+    /// "polygon", "vertices": [{"latitude": ..., "longitude": ...}, ...]}`, `{"type":
+    /// "significant-change"}` or `{"type": "visit"}`: the monitor's file, and a regions file.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try container.decode(String.self, forKey: .type)
+        switch type {
+        case "circle":
+            let center = Coordinate(
+                latitude: try container.decode(Double.self, forKey: .latitude),
+                longitude: try container.decode(Double.self, forKey: .longitude)
+            )
+            self = .circle(center: center, radius: try container.decode(Double.self, forKey: .radius))
+        case "polygon": self = .polygon(try container.decode([Coordinate].self, forKey: .vertices))
+        case "significant-change": self = .significantChange
+        case "visit": self = .visit
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container,
+                debugDescription: "unknown condition type \"\(type)\": circle, polygon, significant-change or visit"
+            )
+        }
+    }
+
+    /// See ``init(from:)``.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .circle(let region):
+            try container.encode("circle", forKey: .type)
+            try container.encode(region.center.latitude, forKey: .latitude)
+            try container.encode(region.center.longitude, forKey: .longitude)
+            try container.encode(region.radius, forKey: .radius)
+        case .polygon(let region):
+            try container.encode("polygon", forKey: .type)
+            try container.encode(region.vertices, forKey: .vertices)
+        case .significantChange: try container.encode("significant-change", forKey: .type)
+        case .visit: try container.encode("visit", forKey: .type)
         }
     }
 }
