@@ -146,6 +146,7 @@ let package = Package(
                 "KeepAliveHost",
                 "KeepAliveService",
                 "KeepAliveSimulation",
+                "KeepAliveMonitoring",
                 "CSockets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -21,7 +21,7 @@ enum MonitorBench {
                 let point = coordinate(north: Double(index / side) * 250, east: Double(index % side) * 250)
                 conditions["region-\(index)"] = .circle(center: point, radius: 100)
             }
-            let monitor = try LocationMonitor(named: "bench")
+            let monitor = try LocationMonitor(named: "bench", file: nil)
             try monitor.add(conditions, assuming: .unsatisfied)
             let clock = ContinuousClock()
             var times: [Double] = []

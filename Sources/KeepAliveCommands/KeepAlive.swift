@@ -11,7 +11,7 @@ package struct KeepAlive: AsyncParsableCommand {
         abstract: "A keep-alive location service over gpsd.",
         version: PackageVersion.current,
         subcommands: [
-            Locate.self, Watch.self, Run.self, Simulate.self, Auth.self, HostCommand.self, Upload.self, JournalCommand.self,
+            Locate.self, Watch.self, Monitor.self, Run.self, Simulate.self, Auth.self, HostCommand.self, Upload.self, JournalCommand.self,
             Export.self,
         ]
     )

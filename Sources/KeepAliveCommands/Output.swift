@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeepAliveCore
+import KeepAliveMonitoring
 import KeepAliveService
 
 /// Writes fixes and events as human lines or NDJSON, flushed line by line.
@@ -30,6 +31,34 @@ package struct Output {
             if let accuracy = location.horizontalAccuracy { line += "  ±\(accuracy.fixed(1)) m" }
             if let altitude = location.altitudeMSL { line += "  alt \(altitude.fixed(1)) m" }
             if let speed = location.speed { line += "  \(speed.fixed(2)) m/s" }
+            Console.out(line + "\n")
+        }
+    }
+
+    /// A monitor's event: the condition, its new state, and the fix that decided it.
+    func write(_ event: MonitorEvent) {
+        let fix = event.location
+        if json {
+            var line = JSONLine([
+                "class": "event", "horizontalAccuracy": fix.horizontalAccuracy.json, "identifier": .string(event.identifier),
+                "latitude": .number(fix.latitude), "longitude": .number(fix.longitude), "state": .string(event.state.rawValue),
+                "time": .time(event.date),
+            ])
+            if let visit = event.visit {
+                line["visitArrival"] = .time(visit.arrival)
+                line["visitDeparture"] = visit.departure.json
+                line["visitLatitude"] = .number(visit.coordinate.latitude)
+                line["visitLongitude"] = .number(visit.coordinate.longitude)
+            }
+            Console.out(line.bytes)
+        } else {
+            var line = "\(ISO8601Text.string(event.date))  \(event.identifier) \(event.state)"
+            line += "  at \(fix.latitude.fixed(7)), \(fix.longitude.fixed(7))"
+            if let accuracy = fix.horizontalAccuracy { line += " ±\(accuracy.fixed(1)) m" }
+            if let visit = event.visit {
+                line += "  visit from \(ISO8601Text.string(visit.arrival))"
+                if let departure = visit.departure { line += " to \(ISO8601Text.string(departure))" }
+            }
             Console.out(line + "\n")
         }
     }

@@ -23,7 +23,6 @@ public final class LocationMonitor: Sendable {
     public let file: URL?
     /// The thresholds it decides by.
     public let rules: MonitoringRules
-    private let wallClock: @Sendable () -> Date
     private let time: TimeSource
     private let logger: Logger
     private let state: Locked<State>
@@ -47,13 +46,11 @@ public final class LocationMonitor: Sendable {
     ///     file throws ``MonitoringError/Code/damagedFile`` and is left as it is.
     ///   - rules: the thresholds for a new monitor; a restored one keeps those it was saved with.
     ///   - clock: times the checks of a ``StationaryPause``.
-    ///   - wallClock: the date of a fix whose receiver gave no time.
     public init(
         named name: String,
         file: URL? = nil,
         rules: MonitoringRules = MonitoringRules(),
         clock: some Clock<Duration> = DispatchClock(),
-        wallClock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "LocationKeepAlive.monitor")
     ) throws(MonitoringError) {
         try rules.validate()
@@ -76,7 +73,6 @@ public final class LocationMonitor: Sendable {
         self.name = name
         self.file = file
         self.rules = rulesInForce
-        self.wallClock = wallClock
         self.time = TimeSource(clock)
         self.logger = logger
         self.state = Locked(state)
@@ -127,7 +123,7 @@ public final class LocationMonitor: Sendable {
                         + "\(added) more were refused. Remove some first"
                 )
             }
-            for (identifier, condition) in conditions {
+            for (identifier, condition) in conditions.sorted(by: { $0.key < $1.key }) {
                 state.engine.add(condition, identifier: identifier, state: assuming)
                 state.records[identifier] = MonitorRecord(condition: condition, state: assuming)
             }
@@ -158,9 +154,8 @@ public final class LocationMonitor: Sendable {
     /// Evaluates every condition against `location`: the events it gives, also sent on ``events``.
     @discardableResult
     public func evaluate(_ location: Location) -> [MonitorEvent] {
-        let now = wallClock()
         let (events, subscribers) = state.withLock { state -> ([MonitorEvent], [AsyncStream<MonitorEvent>.Continuation]) in
-            let events = state.engine.evaluate(location, now: now)
+            let events = state.engine.evaluate(location)
             guard !events.isEmpty else { return (events, []) }
             for event in events { state.records[event.identifier]?.record(event) }
             if let file {
@@ -181,26 +176,37 @@ public final class LocationMonitor: Sendable {
     ///
     /// With `pausing`, the watch is left while the device is stationary, and a fix is asked for
     /// every ``StationaryPause/checkInterval`` instead; `nil` watches all the time.
-    public func monitor(_ manager: LocationManager, pausing pause: StationaryPause? = StationaryPause()) async throws {
+    ///
+    /// `handler` gets each event too, in order, before this returns: the way to see every
+    /// event of a replay that ends (a stream's consumer may still be behind).
+    public func monitor(
+        _ manager: LocationManager,
+        pausing pause: StationaryPause? = StationaryPause(),
+        handler: @escaping @Sendable (MonitorEvent) -> Void = { _ in }
+    ) async throws {
         while !Task.isCancelled {
-            guard try await watch(manager, untilStationary: pause != nil), let pause else { return }
+            guard try await watch(manager, untilStationary: pause != nil, handler: handler), let pause else { return }
             logger.info("monitor \(name): stationary, the watch is left; a fix every \(pause.checkInterval.secondsText)")
             state.withLock { $0.isPaused = true }
             defer { state.withLock { $0.isPaused = false } }
-            guard try await waitForMovement(manager, pause) else { return }
+            guard try await waitForMovement(manager, pause, handler: handler) else { return }
             logger.info("monitor \(name): moved, watching again")
         }
     }
 
     /// Watches until the device is stationary (true) or the source ends or the task is
     /// cancelled (false).
-    private func watch(_ manager: LocationManager, untilStationary: Bool) async throws -> Bool {
+    private func watch(
+        _ manager: LocationManager,
+        untilStationary: Bool,
+        handler: @escaping @Sendable (MonitorEvent) -> Void
+    ) async throws -> Bool {
         let (stationary, signal) = AsyncStream.makeStream(of: Void.self)
         return try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await manager.updates(LocationFilter()) { [weak self] update in
                     guard case .location(let fix) = update, let self else { return }
-                    self.evaluate(fix)
+                    self.evaluate(fix).forEach(handler)
                     if untilStationary, self.isStationary { signal.yield() }
                 }
                 return false
@@ -216,7 +222,11 @@ public final class LocationMonitor: Sendable {
 
     /// Asks for a fix every `pause.checkInterval` until one lies wholly beyond the stationary
     /// place (true), or the task is cancelled (false).
-    private func waitForMovement(_ manager: LocationManager, _ pause: StationaryPause) async throws -> Bool {
+    private func waitForMovement(
+        _ manager: LocationManager,
+        _ pause: StationaryPause,
+        handler: @Sendable (MonitorEvent) -> Void
+    ) async throws -> Bool {
         while true {
             do {
                 try await time.sleep(pause.checkInterval)
@@ -230,7 +240,7 @@ public final class LocationMonitor: Sendable {
                 logger.notice("monitor \(name): no fix for the stationary check (\(error.message)); again in \(pause.checkInterval.secondsText)")
                 continue
             }
-            evaluate(fix)
+            evaluate(fix).forEach(handler)
             // Moved (or an outlier): stationary again only after a new stay, so a false alarm
             // costs one stationary dwell of watching.
             if state.withLock({ $0.engine.restartStationaryDetectionIfLeaving() }) { return true }

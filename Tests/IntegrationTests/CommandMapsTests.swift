@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// `keepalive` loads what each command uses: `watch`, `locate`, `auth`, `simulate` and `run`
-/// without a journal never map Foundation (beyond FoundationEssentials), GRDB or SQLite; a
+/// `keepalive` loads what each command uses: `watch`, `locate`, `auth`, `simulate`, `monitor`
+/// and `run` without a journal never map Foundation (beyond FoundationEssentials), GRDB or SQLite; a
 /// command that needs the journal becomes `keepalive-journal` (same process) and maps them.
 /// Read from `/proc/PID/maps` while the command waits on a FIFO that the test holds shut; `auth`,
 /// which never waits, from the loader's own list of what it maps (`LD_DEBUG=files`).
@@ -15,7 +15,7 @@ import Testing
     ]
 
     enum Command: String, CaseIterable, CustomTestStringConvertible {
-        case watch, locate, auth, simulate, run
+        case watch, locate, auth, simulate, run, monitor
 
         var testDescription: String { rawValue }
 
@@ -27,6 +27,7 @@ import Testing
             case .auth: ["auth", "status", "--app", "maps", "--auth-file", "\(folder)/auth.json"]
             case .simulate: ["simulate", "--location-log", fifo, "--strategy", "hybrid"]
             case .run: ["run", "--replay", fifo, "--audio-device", "null", "--app", "maps", "--auth-file", "\(folder)/auth.json"]
+            case .monitor: ["monitor", "--replay", fifo, "--conditions", "\(folder)/conditions.json", "--state", "\(folder)/state.json"]
             }
         }
     }
@@ -77,6 +78,8 @@ import Testing
         let fifo = "\(folder)/input.nmea"
         guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         _ = try await run(try Tools.keepalive.path, ["auth", "set", "always", "--app", "maps", "--auth-file", "\(folder)/auth.json"])
+        try Data(#"{"home": {"type": "circle", "latitude": 52, "longitude": 5, "radius": 100}}"#.utf8)
+            .write(to: URL(fileURLWithPath: "\(folder)/conditions.json"))
 
         let process = Process()
         process.executableURL = try Tools.keepalive

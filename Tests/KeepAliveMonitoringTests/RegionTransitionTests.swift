@@ -99,7 +99,9 @@ struct RegionTransitionTests {
                 timestamp: TrackScript.start.addingTimeInterval(seconds), mode: mode
             )
         }
-        // No accuracy, too coarse, no position, and the same epoch twice: none of them count.
+        // No time, no accuracy, too coarse, no position, and the same epoch twice: none of them count.
+        let timeless = Location(latitude: center.latitude, longitude: center.longitude, horizontalAccuracy: 10)
+        #expect(monitor.evaluate(timeless).isEmpty && monitor.evaluate(timeless).isEmpty)
         #expect(monitor.evaluate(fix(0, accuracy: nil)).isEmpty)
         #expect(monitor.evaluate(fix(1, accuracy: 150)).isEmpty)
         #expect(monitor.evaluate(fix(2, accuracy: 10, mode: .noFix)).isEmpty)

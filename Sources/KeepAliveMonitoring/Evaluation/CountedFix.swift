@@ -9,13 +9,16 @@ struct CountedFix: Sendable {
     var point: Coordinate
     /// Its horizontal accuracy (95%) in metres.
     var accuracy: Double
-    /// The receiver's time, or the monitor's clock when the receiver said none.
+    /// The receiver's time.
     var date: Date
 
-    /// `location` if it counts under `rules`: a 2D or 3D position whose accuracy is known and
-    /// at most ``MonitoringRules/maximumAccuracy``.
-    init?(_ location: Location, rules: MonitoringRules, now: Date) {
-        guard location.mode.hasPosition, let accuracy = location.horizontalAccuracy, accuracy.isFinite,
+    /// `location` if it counts under `rules`: a 2D or 3D position with the receiver's time,
+    /// whose accuracy is known and at most ``MonitoringRules/maximumAccuracy``. Every decision
+    /// is timed by the receiver's clock, so a fix without a time (a receiver that has not said
+    /// the date yet) counts for nothing rather than mixing in another clock.
+    init?(_ location: Location, rules: MonitoringRules) {
+        guard location.mode.hasPosition, let timestamp = location.timestamp,
+            let accuracy = location.horizontalAccuracy, accuracy.isFinite,
             accuracy >= 0, accuracy <= rules.maximumAccuracy
         else { return nil }
         let point = Coordinate(latitude: location.latitude, longitude: location.longitude)
@@ -23,6 +26,6 @@ struct CountedFix: Sendable {
         self.location = location
         self.point = point
         self.accuracy = accuracy
-        self.date = location.timestamp ?? now
+        self.date = timestamp
     }
 }

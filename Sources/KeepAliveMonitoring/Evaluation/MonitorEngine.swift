@@ -53,8 +53,8 @@ struct MonitorEngine: Sendable {
 
     /// The events `location` gives; nothing for a fix that does not count (see ``CountedFix``)
     /// or repeats the last one's time (gpsd reports an epoch more than once).
-    mutating func evaluate(_ location: Location, now: Date) -> [MonitorEvent] {
-        guard let fix = CountedFix(location, rules: rules, now: now), fix.date != lastFixDate else { return [] }
+    mutating func evaluate(_ location: Location) -> [MonitorEvent] {
+        guard let fix = CountedFix(location, rules: rules), fix.date != lastFixDate else { return [] }
         lastFixDate = fix.date
         var events = regions.evaluate(fix, rules: rules).map {
             MonitorEvent(identifier: $0.identifier, state: $0.state, date: fix.date, location: location)

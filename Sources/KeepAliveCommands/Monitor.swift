@@ -1,0 +1,105 @@
+import ArgumentParser
+import FoundationEssentials
+import KeepAliveCore
+import KeepAliveMonitoring
+
+extension KeepAlive {
+    /// Regions, significant changes and visits over gpsd or a replay, one line per event.
+    struct Monitor: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print region, significant-change and visit events as fixes decide them.",
+            discussion: """
+                The conditions file is a JSON object of identifiers, for example:
+                {"home": {"type": "circle", "latitude": 52.3731, "longitude": 4.8922, "radius": 150},
+                 "moves": {"type": "significant-change"}, "visits": {"type": "visit"},
+                 "park": {"type": "polygon", "vertices": [{"latitude": 52.35, "longitude": 4.86}, ...]}}
+                With gpsd, the watch is left while the device is stationary and one fix is asked for
+                every 5 minutes; a replay is watched throughout. The filter options do not apply:
+                the monitor's own rules decide which fixes count.
+                """
+        )
+
+        @OptionGroup var source: SourceOptions
+
+        @Option(help: ArgumentHelp("The conditions to monitor: a JSON object of identifiers.", valueName: "file"))
+        var conditions: String
+
+        @Option(
+            help: ArgumentHelp(
+                "Keep the monitor in this file: states and last events survive a restart (the conditions file replaces its conditions).",
+                valueName: "file"
+            )
+        )
+        var state: String?
+
+        @Flag(help: "Start every condition as unsatisfied (no event until one is entered), instead of unknown.")
+        var assumeOutside = false
+
+        func run() async throws {
+            let interrupts = await Interrupts.trap()
+            let output = Output(json: source.json)
+            let monitor: LocationMonitor
+            do {
+                let wanted = try Self.readConditions(from: URL(fileURLWithPath: conditions))
+                monitor = try LocationMonitor(named: "keepalive", file: state.map { URL(fileURLWithPath: $0) })
+                let unwanted = Set(monitor.identifiers).subtracting(wanted.keys)
+                try unwanted.forEach { try monitor.remove($0) }
+                let added = wanted.filter { monitor.record(for: $0.key)?.condition != $0.value }
+                try monitor.add(added, assuming: assumeOutside ? .unsatisfied : .unknown)
+            } catch {
+                output.write(error: error)
+                throw ExitCode.failure
+            }
+            let manager = try source.makeManager()
+            let pause = source.replay == nil ? StationaryPause() : nil
+            let ending = await withTaskGroup(of: Bool?.self) { group in
+                group.addTask {
+                    do {
+                        try await monitor.monitor(manager, pausing: pause) { output.write($0) }
+                        return true
+                    } catch {
+                        output.write(error: error)
+                        return false
+                    }
+                }
+                group.addTask { await interrupts.stopRequested() ? true : nil }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first ?? true
+            }
+            guard ending else { throw ExitCode.failure }
+        }
+
+        /// The conditions of `file`, each checked; a clear error naming the file otherwise.
+        static func readConditions(from file: URL) throws -> [String: MonitorCondition] {
+            let data: Data
+            do {
+                data = try Data(contentsOf: file)
+            } catch {
+                throw ConditionsFileError("cannot read the conditions file \(file.path): \(error.fileErrorText)")
+            }
+            let conditions: [String: MonitorCondition]
+            do {
+                conditions = try JSONDecoder().decode([String: MonitorCondition].self, from: data)
+            } catch {
+                throw ConditionsFileError(
+                    "the conditions file \(file.path) is not a JSON object of conditions (\(error)); see `keepalive monitor --help`"
+                )
+            }
+            for (identifier, condition) in conditions {
+                do {
+                    try condition.validate()
+                } catch {
+                    throw ConditionsFileError("the conditions file \(file.path): \"\(identifier)\": \(error.message)")
+                }
+            }
+            return conditions
+        }
+    }
+}
+
+/// A conditions file that cannot be used: what is wrong, naming the file.
+private struct ConditionsFileError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
