@@ -247,12 +247,15 @@ public final class LocationMonitor: Sendable {
         }
     }
 
-    /// Runs `body` on the state and saves it; if the save fails, the state is as before.
+    /// Runs `body` on the state and saves it; if the save fails, the state is as before. `body`
+    /// throws, if at all, before it changes anything.
     private func change(_ body: (inout State) throws(MonitoringError) -> Void) throws(MonitoringError) {
         try state.withLock { (state: inout State) throws(MonitoringError) in
+            // In memory nothing can fail after `body`: no copy, so adding one at a time stays cheap.
+            guard let file else { return try body(&state) }
             var changed = state
             try body(&changed)
-            if let file { try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: changed)) }
+            try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: changed))
             state = changed
         }
     }
