@@ -161,6 +161,10 @@ figures = [
 for name, ours, anchor, ratio, target, met in figures:
     say("| %s | %s | %s | %.2fx | %s | %s |" % (name, ours, anchor, ratio, target, verdict(met)))
 
+power = os.path.join(os.path.dirname(os.path.abspath(__file__)), "POWER.md")
+if os.path.exists(power):  # scripts/bench-power's own run, kept until it runs again
+    say("\n" + open(power).read().rstrip())
+
 history = os.path.join(os.path.dirname(os.path.abspath(__file__)), "HISTORY.md")
 say("\n" + open(history).read().rstrip())
 print("\n".join(out))

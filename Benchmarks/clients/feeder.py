@@ -10,6 +10,7 @@ from that write to the client printing the fix.
   feeder.py polls KEEPALIVE AUTH_FILE SECONDS       -> "polls-run" and "polls-watch": run's polling phase
   feeder.py oneshot KEEPALIVE_BENCH RUNS            -> the bench's own "oneshot-..." lines
   feeder.py wakeups KEEPALIVE AUTH_FILE SECONDS     -> "wakeups-<client> PER_MIN" and one line a thread
+  feeder.py power KEEPALIVE AUTH_FILE SECONDS       -> "power-<mode> OPEN_PERCENT CPU_MS_PER_MIN" lines
 """
 import datetime, os, random, selectors, signal, socket, subprocess, sys, tempfile, threading, time, tty
 
@@ -25,10 +26,10 @@ def sentence(body):
     return "$%s*%s\r\n" % (body, checksum(body))
 
 
-def epoch(now, index):
-    """RMC, GGA, GSA for one fix at `now`, moving a little each time."""
+def epoch(now, index, step=0.001):
+    """RMC, GGA, GSA for one fix at `now`, moving `step` minutes of latitude (1.85 m) each time."""
     hms = now.strftime("%H%M%S") + ".%02d" % (now.microsecond // 10000)
-    lat = 4807.038 + index * 0.001
+    lat = 4807.038 + index * step
     rmc = sentence("GPRMC,%s,A,%.3f,N,01131.000,E,0.5,54.7,%s,,,A" % (hms, lat, now.strftime("%d%m%y")))
     gga = sentence("GPGGA,%s,%.3f,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,," % (hms, lat))
     gsa = sentence("GPGSA,A,3,04,05,,09,12,,,24,,,,,2.5,1.3,2.1")
@@ -44,8 +45,10 @@ def free_port():
 class Feed:
     """gpsd on a free port reading a pty we write epochs to, at `rate` per second."""
 
-    def __init__(self, rate):
+    def __init__(self, rate, step=0.001, waits_for_clients=False):
         self.rate = rate
+        self.step = step
+        self.waits_for_clients = waits_for_clients
         self.writes = {}  # fix time "HH:MM:SS.ss" -> write time (time.time())
         self.port = free_port()
         self.master, slave = os.openpty()
@@ -60,7 +63,10 @@ class Feed:
 
     def start_gpsd(self):
         """Starts gpsd on the feed's port and pty; returns once it accepts connections."""
-        self.gpsd = subprocess.Popen(["gpsd", "-N", "-n", "-b", "-S", str(self.port), self.path],
+        # -n opens the device at once and keeps it open; without it gpsd opens it for its first
+        # watcher and closes it 60 s after the last one leaves (RELEASE_TIMEOUT).
+        options = ["-N", "-b"] if self.waits_for_clients else ["-N", "-n", "-b"]
+        self.gpsd = subprocess.Popen(["gpsd", *options, "-S", str(self.port), self.path],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
             try:
@@ -81,7 +87,7 @@ class Feed:
         next_at = time.time()
         while not self.stopped.is_set():
             now = datetime.datetime.now(datetime.timezone.utc)
-            data = epoch(now, index)
+            data = epoch(now, index, self.step)
             written = time.time()
             try:
                 os.write(self.master, data)
@@ -300,6 +306,69 @@ def wakeups(keepalive, auth_file, seconds):
         feed.close()
 
 
+def holds_device(gpsd, path):
+    """Whether gpsd has the receiver's device open now (its file descriptors, from /proc)."""
+    folder = "/proc/%d/fd" % gpsd.pid
+    for fd in os.listdir(folder):
+        try:
+            if os.readlink(os.path.join(folder, fd)) == path:
+                return True
+        except OSError:
+            pass  # closed meanwhile
+    return False
+
+
+def cpu_seconds(process):
+    """utime + stime of a running process, from /proc (clock ticks)."""
+    fields = open("/proc/%d/stat" % process.pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def power(keepalive, auth_file, seconds):
+    """How long gpsd keeps the receiver's device open, and the client's CPU, per mode: each mode
+    its own gpsd (opening the device only for watchers) and live 1 Hz feed, all at once for
+    SECONDS; the device is looked at every 0.5 s. Modes: `watch`; `run` in the background
+    (hybrid, always: a one-shot every 10 s); `monitor` on a device moving 1.85 m/s; `monitor`
+    on a device at rest (its stationary pause)."""
+    folder = tempfile.mkdtemp()
+    conditions = os.path.join(folder, "conditions.json")
+    with open(conditions, "w") as out:
+        out.write('{"home": {"type": "circle", "latitude": 48.1173, "longitude": 11.5167, "radius": 200},'
+                  ' "moves": {"type": "significant-change"}, "visits": {"type": "visit"}}')
+    modes = {
+        "watch": (0, lambda port: [keepalive, "watch", "--gpsd", "localhost:" + port]),
+        "hybrid": (0, lambda port: [keepalive, "run", "--gpsd", "localhost:" + port, "--background", "--policy",
+                                    "ios13", "--strategy", "hybrid", "--interval", "10s", "--audio-device", "null",
+                                    "--app", "bench", "--auth-file", auth_file]),
+        "monitor-moving": (0.001, lambda port: [keepalive, "monitor", "--gpsd", "localhost:" + port,
+                                                "--conditions", conditions]),
+        "monitor-stationary": (0, lambda port: [keepalive, "monitor", "--gpsd", "localhost:" + port,
+                                                "--conditions", conditions]),
+    }
+    feeds, clients = {}, {}
+    try:
+        for name, (step, command) in modes.items():
+            feeds[name] = Feed(rate=1, step=step, waits_for_clients=True)
+            clients[name] = measured(command(str(feeds[name].port)))
+        started = time.time()
+        cpu_before = {name: cpu_seconds(process) for name, process in clients.items()}
+        samples = {name: [] for name in modes}
+        while time.time() - started < seconds:
+            for name, feed in feeds.items():
+                samples[name].append(holds_device(feed.gpsd, feed.path))
+            time.sleep(0.5)
+        elapsed = time.time() - started
+        for name, process in clients.items():
+            cpu = (cpu_seconds(process) - cpu_before[name]) * 1000 * 60 / elapsed
+            print("power-%s %.1f %.2f" % (name, 100.0 * sum(samples[name]) / len(samples[name]), cpu))
+    finally:
+        for process in clients.values():
+            process.send_signal(signal.SIGINT)
+            process.wait()
+        for feed in feeds.values():
+            feed.close()
+
+
 def oneshot(bench, runs):
     feed = Feed(rate=1)
     try:
@@ -321,6 +390,8 @@ if __name__ == "__main__":
         polls(arguments[0], arguments[1], float(arguments[2]))
     elif command == "wakeups":
         wakeups(arguments[0], arguments[1], float(arguments[2]))
+    elif command == "power":
+        power(arguments[0], arguments[1], float(arguments[2]))
     elif command == "oneshot":
         oneshot(arguments[0], int(arguments[1]))
     else:

@@ -92,7 +92,7 @@ public final class LocationMonitor: Sendable {
     /// ``MonitoringRules/stationaryDwell`` (`CLLocationUpdate.isStationary`).
     public var isStationary: Bool { state.read { $0.engine.isStationary } }
 
-    /// Whether ``monitor(_:pausing:)`` has left its watch for a ``StationaryPause``.
+    /// Whether ``monitor(_:pausing:handler:)`` has left its watch for a ``StationaryPause``.
     public var isPaused: Bool { state.read { $0.isPaused } }
 
     /// Metres travelled since the monitor was made, from the fixes that counted (not saved).
