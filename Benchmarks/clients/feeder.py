@@ -56,6 +56,10 @@ class Feed:
         self.slave = slave
         self.path = os.ttyname(slave)
         os.chmod(self.path, 0o666)
+        if waits_for_clients:
+            # While gpsd has the device closed nobody reads it: epochs are dropped, as on a serial
+            # line, instead of the feed blocking once the pty's buffer is full.
+            os.set_blocking(self.master, False)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
