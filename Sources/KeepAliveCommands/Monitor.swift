@@ -40,12 +40,17 @@ extension KeepAlive {
             let output = Output(json: source.json)
             let monitor: LocationMonitor
             do {
-                let wanted = try Self.readConditions(from: URL(fileURLWithPath: conditions))
+                let file = URL(fileURLWithPath: conditions)
+                let wanted = try Self.readConditions(from: file)
                 monitor = try LocationMonitor(named: "keepalive", file: state.map { URL(fileURLWithPath: $0) })
-                let unwanted = Set(monitor.identifiers).subtracting(wanted.keys)
-                try unwanted.forEach { try monitor.remove($0) }
                 let added = wanted.filter { monitor.record(for: $0.key)?.condition != $0.value }
-                try monitor.add(added, assuming: assumeOutside ? .unsatisfied : .unknown)
+                do {
+                    try monitor.add(added, assuming: assumeOutside ? .unsatisfied : .unknown)
+                } catch {
+                    guard error.code == .invalidCondition else { throw error }
+                    throw ConditionsFileError("the conditions file \(file.path): \(error.message)")
+                }
+                try Set(monitor.identifiers).subtracting(wanted.keys).forEach { try monitor.remove($0) }
             } catch {
                 output.write(error: error)
                 throw ExitCode.failure
@@ -70,7 +75,8 @@ extension KeepAlive {
             guard ending else { throw ExitCode.failure }
         }
 
-        /// The conditions of `file`, each checked; a clear error naming the file otherwise.
+        /// The conditions of `file` (the monitor checks each as it adds them); a clear error
+        /// naming the file otherwise.
         static func readConditions(from file: URL) throws -> [String: MonitorCondition] {
             let data: Data
             do {
@@ -78,22 +84,13 @@ extension KeepAlive {
             } catch {
                 throw ConditionsFileError("cannot read the conditions file \(file.path): \(error.fileErrorText)")
             }
-            let conditions: [String: MonitorCondition]
             do {
-                conditions = try JSONDecoder().decode([String: MonitorCondition].self, from: data)
+                return try JSONDecoder().decode([String: MonitorCondition].self, from: data)
             } catch {
                 throw ConditionsFileError(
                     "the conditions file \(file.path) is not a JSON object of conditions (\(error)); see `keepalive monitor --help`"
                 )
             }
-            for (identifier, condition) in conditions {
-                do {
-                    try condition.validate()
-                } catch {
-                    throw ConditionsFileError("the conditions file \(file.path): \"\(identifier)\": \(error.message)")
-                }
-            }
-            return conditions
         }
     }
 }

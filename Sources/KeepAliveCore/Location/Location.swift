@@ -69,12 +69,21 @@ public struct Location: Sendable, Hashable, Codable {
 
     /// Great-circle distance to another location in metres (haversine, mean Earth radius).
     public func distance(from other: Location) -> Double {
-        let radius = 6_371_008.8
-        let lat1 = latitude * .pi / 180
-        let lat2 = other.latitude * .pi / 180
+        Self.greatCircleDistance(latitude, longitude, other.latitude, other.longitude)
+    }
+
+    /// The mean Earth radius in metres (IUGG), which distances are measured on.
+    package static let earthRadius = 6_371_008.8
+
+    /// Great-circle distance in metres between two points given in degrees (haversine).
+    package static func greatCircleDistance(
+        _ latitude1: Double, _ longitude1: Double, _ latitude2: Double, _ longitude2: Double
+    ) -> Double {
+        let lat1 = latitude1 * .pi / 180
+        let lat2 = latitude2 * .pi / 180
         let dLat = lat2 - lat1
-        let dLon = (other.longitude - longitude) * .pi / 180
+        let dLon = (longitude2 - longitude1) * .pi / 180
         let a = sin(dLat / 2) * sin(dLat / 2) + cos(lat1) * cos(lat2) * sin(dLon / 2) * sin(dLon / 2)
-        return 2 * radius * asin(min(1, a.squareRoot()))
+        return 2 * earthRadius * asin(min(1, a.squareRoot()))
     }
 }

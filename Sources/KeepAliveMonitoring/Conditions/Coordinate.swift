@@ -1,4 +1,4 @@
-import Glibc
+import KeepAliveCore
 
 /// A point on the WGS84 ellipsoid: a region's centre or a polygon's vertex.
 public struct Coordinate: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -20,19 +20,12 @@ public struct Coordinate: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Great-circle distance in metres (haversine on the mean Earth radius, as ``Location/distance(from:)``).
     public func distance(to other: Coordinate) -> Double {
-        let lat1 = latitude * .pi / 180
-        let lat2 = other.latitude * .pi / 180
-        let dLat = lat2 - lat1
-        let dLon = (other.longitude - longitude) * .pi / 180
-        let a = sin(dLat / 2) * sin(dLat / 2) + cos(lat1) * cos(lat2) * sin(dLon / 2) * sin(dLon / 2)
-        return 2 * Coordinate.earthRadius * asin(min(1, a.squareRoot()))
+        Location.greatCircleDistance(latitude, longitude, other.latitude, other.longitude)
     }
 
     /// `52.51, 5.18`.
     public var description: String { "\(latitude), \(longitude)" }
 
-    /// The mean Earth radius in metres (IUGG).
-    static let earthRadius = 6_371_008.8
-    /// Metres per degree of latitude on that sphere.
-    static let metresPerDegree = earthRadius * .pi / 180
+    /// Metres per degree of latitude on the sphere distances are measured on.
+    static let metresPerDegree = Location.earthRadius * .pi / 180
 }

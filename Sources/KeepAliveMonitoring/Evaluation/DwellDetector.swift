@@ -1,4 +1,5 @@
 import FoundationEssentials
+import KeepAliveCore
 
 /// Finds stays: fixes that keep within `radius` metres of their centre for `dwell`. Visits
 /// (100 m, 5 minutes) and stationary detection (25 m, 2 minutes) are two of them.
@@ -55,9 +56,6 @@ struct DwellDetector: Sendable, Hashable, Codable {
 
     /// Whether the last fix lay wholly beyond the stay (one of the fixes that end it).
     var isLeaving: Bool { leaving > 0 }
-
-    /// The current stay, once it is an arrival.
-    var visit: Visit? { hasArrived ? stay?.visit(departed: false) : nil }
 
     /// Takes `fix` into account: an arrival or a departure, or nothing.
     mutating func evaluate(_ fix: CountedFix, radius: Double, dwell: Duration, confirmingFixes: Int) -> Change? {

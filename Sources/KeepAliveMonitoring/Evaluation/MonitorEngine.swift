@@ -14,9 +14,6 @@ struct MonitorEngine: Sendable {
 
     init(rules: MonitoringRules) { self.rules = rules }
 
-    /// How many conditions there are.
-    var count: Int { regions.count + significantChanges.count + visits.count }
-
     /// Whether the last fixes have kept within ``MonitoringRules/stationaryRadius`` for ``MonitoringRules/stationaryDwell``.
     var isStationary: Bool { stationary.hasArrived }
 

@@ -59,8 +59,3 @@ public struct MonitoringRules: Sendable, Hashable, Codable {
         }
     }
 }
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

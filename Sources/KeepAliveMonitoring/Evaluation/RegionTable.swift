@@ -1,4 +1,5 @@
 import FoundationEssentials
+import KeepAliveCore
 
 /// Every region of a monitor, with its state, evaluated against each fix.
 ///
@@ -30,8 +31,6 @@ struct RegionTable: Sendable {
         var since: Date
         var farFixes: Int
     }
-
-    var count: Int { identifiers.count }
 
     /// Adds or replaces the region `identifier`, in `state`.
     mutating func insert(_ condition: MonitorCondition, identifier: String, state: MonitorState) {
@@ -78,9 +77,6 @@ struct RegionTable: Sendable {
         boxes.removeLast()
         pending.removeLast()
     }
-
-    /// The state of `identifier`.
-    func state(of identifier: String) -> MonitorState? { slots[identifier].map { states[$0] } }
 
     /// Evaluates the regions against `fix`: those whose state changed, with the new state, in
     /// the order they were added (as far as removals left it).

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import KeepAliveCore
 
 /// The significant-change service: an event at the first fix, then each time the device has
 /// surely moved ``MonitoringRules/significantDistance`` from the last event's fix (the distance
