@@ -73,7 +73,7 @@ let package = Package(
         ),
         .target(
             name: "KeepAliveHost",
-            dependencies: ["KeepAliveCore", "CProcessControl", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "CProcessControl", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "KeepAliveJournal",

@@ -161,9 +161,12 @@ figures = [
 for name, ours, anchor, ratio, target, met in figures:
     say("| %s | %s | %s | %.2fx | %s | %s |" % (name, ours, anchor, ratio, target, verdict(met)))
 
-power = os.path.join(os.path.dirname(os.path.abspath(__file__)), "POWER.md")
-if os.path.exists(power):  # scripts/bench-power's own run, kept until it runs again
-    say("\n" + open(power).read().rstrip())
+# The host's and the location service's own runs (scripts/bench-power, bench-wake, bench-service),
+# each kept until its script runs again.
+for name in ("POWER.md", "WAKE.md", "SERVICE.md"):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    if os.path.exists(path):
+        say("\n" + open(path).read().rstrip())
 
 history = os.path.join(os.path.dirname(os.path.abspath(__file__)), "HISTORY.md")
 say("\n" + open(history).read().rstrip())

@@ -26,10 +26,11 @@ def sentence(body):
     return "$%s*%s\r\n" % (body, checksum(body))
 
 
-def epoch(now, index, step=0.001):
-    """RMC, GGA, GSA for one fix at `now`, moving `step` minutes of latitude (1.85 m) each time."""
+def epoch(now, index, step=0.001, lat=None):
+    """RMC, GGA, GSA for one fix at `now`, moving `step` minutes of latitude (1.85 m) each time,
+    or at latitude `lat` (NMEA ddmm.mmm) when given."""
     hms = now.strftime("%H%M%S") + ".%02d" % (now.microsecond // 10000)
-    lat = 4807.038 + index * step
+    lat = 4807.038 + index * step if lat is None else lat
     rmc = sentence("GPRMC,%s,A,%.3f,N,01131.000,E,0.5,54.7,%s,,,A" % (hms, lat, now.strftime("%d%m%y")))
     gga = sentence("GPGGA,%s,%.3f,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,," % (hms, lat))
     gsa = sentence("GPGSA,A,3,04,05,,09,12,,,24,,,,,2.5,1.3,2.1")
@@ -45,9 +46,10 @@ def free_port():
 class Feed:
     """gpsd on a free port reading a pty we write epochs to, at `rate` per second."""
 
-    def __init__(self, rate, step=0.001, waits_for_clients=False):
+    def __init__(self, rate, step=0.001, waits_for_clients=False, latitude=None):
         self.rate = rate
         self.step = step
+        self.latitude = latitude  # index -> NMEA latitude, instead of the steady walk north
         self.waits_for_clients = waits_for_clients
         self.writes = {}  # fix time "HH:MM:SS.ss" -> write time (time.time())
         self.port = free_port()
@@ -91,7 +93,7 @@ class Feed:
         next_at = time.time()
         while not self.stopped.is_set():
             now = datetime.datetime.now(datetime.timezone.utc)
-            data = epoch(now, index, self.step)
+            data = epoch(now, index, self.step, self.latitude(index) if self.latitude else None)
             written = time.time()
             try:
                 os.write(self.master, data)

@@ -13,10 +13,13 @@ int setfsuid(unsigned int uid);
 int setfsgid(unsigned int gid);
 int open(const char *path, int flags, ...);
 int *__errno_location(void);
+long syscall(long number, ...);
 
 /// Linux's O_CLOEXEC and SOCK_CLOEXEC (the same bit on x86-64, ARM and the others Debian builds).
 #define CPROCESS_CLOEXEC 02000000
 #define CPROCESS_EINTR 4
+/// Linux's pidfd_open system call number: 434 on every architecture since 5.3.
+#define CPROCESS_SYS_PIDFD_OPEN 434
 
 /// The next connection on a listening socket, close-on-exec from its first instant (no child
 /// spawned meanwhile by another thread inherits it), or -1 with errno.
@@ -45,6 +48,12 @@ static inline int cprocess_open_as(const char *path, int flags, unsigned int mod
     setfsgid(previousGroup);
     *__errno_location() = saved;
     return descriptor;
+}
+
+/// A descriptor that becomes readable when process `pid` ends (Linux 5.3's pidfd_open; glibc
+/// wraps it only from 2.36), close-on-exec, or -1 with errno.
+static inline int cprocess_pidfd_open(int pid) {
+    return (int)syscall(CPROCESS_SYS_PIDFD_OPEN, pid, 0);
 }
 
 #endif

@@ -16,6 +16,10 @@ extension AppHost {
     private func modelDidChange(_ id: String, _ event: AppEvent) {
         guard let app = apps[id] else { return }
         emit(.lifecycle(app: app.id, event))
+        defer {
+            updateWatch()  // a when-in-use app's conditions are watched only in the foreground
+            poke()  // what the model scheduled from here on (a budget, a grace) may come before the loop's sleep ends
+        }
         switch event {
         case .didEnterBackground:
             app.since = Date()
@@ -134,12 +138,13 @@ extension AppHost {
     }
 
     private func thaw(_ app: HostedApp) async {
-        guard app.group.isFreezeRequested else { return }
+        guard app.group.isFreezeRequested else { return flushPending(app) }
         do {
             let latency = try await app.group.thaw()
             recordStopped()
             emit(.thawed(app: app.id, latency: latency))
             app.connection?.send(HostNotice(.didResume))
+            flushPending(app)
         } catch {
             emit(.error("cannot thaw \(app.id): \(error.message)"))
         }

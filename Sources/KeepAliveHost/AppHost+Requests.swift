@@ -21,7 +21,9 @@ extension AppHost {
         _ request: HostRequest,
         from connection: ControlConnection
     ) async throws(HostError) -> HostReply {
-        if connection.isApp, ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete].contains(request.op) {
+        if connection.isApp,
+            ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete, .monitor, .unmonitor].contains(request.op)
+        {
             throw HostError(
                 .notPermitted,
                 "the apps' socket serves hello and an app's reports: \(request.op.rawValue) goes to the host's control socket"
@@ -31,6 +33,8 @@ extension AppHost {
         case .hello: return try hello(request, from: connection)
         case .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete:
             return try report(request, by: try caller(connection))
+        case .monitor: return try addConditions(request, by: try caller(connection))
+        case .unmonitor: return try removeConditions(request, by: try caller(connection))
         case .launch:
             try requireOutsideEveryApp(connection)
             return try await launch(request, by: connection.peer)
@@ -43,7 +47,9 @@ extension AppHost {
             case .background: await moveToBackground(app)
             default:
                 app.reason = "terminated by request"
+                app.quitByUser = true  // as an iOS user's quit: not launched again for its events
                 app.model.terminate()
+                updateWatch()
             }
             var reply = HostReply(id: nil)
             reply.state = app.status.state
@@ -76,6 +82,9 @@ extension AppHost {
         if app.entersBackgroundOnHello {
             app.entersBackgroundOnHello = false
             Task { await self.enterBackgroundWhenHandled(app.id) }
+        }
+        if !app.pending.isEmpty {
+            Task { self.flushPending(app) }  // after this reply: the events it was launched for
         }
         return reply
     }
@@ -176,6 +185,26 @@ extension AppHost {
             throw HostError(.badRequest, "launch needs a command")
         }
         let user = try appUser(for: request, caller: caller)
+        let spec = LaunchSpec(command: command, modes: modes, output: request.output, user: user)
+        let app = try await start(id, spec, reason: nil, inBackground: request.active == false)
+        var reply = HostReply(id: nil)
+        reply.pid = app.pid
+        reply.state = app.status.state
+        return reply
+    }
+
+    /// Starts an app in a new group and model, taking over what its previous launch left: its
+    /// conditions, its scheduled work and the notices waiting for it.
+    ///
+    /// - Parameters:
+    ///   - reason: why the host launched it (`KEEPALIVE_LAUNCH_REASON`); `nil` for a user's launch.
+    ///   - inBackground: it enters the background once it has said hello and handled it.
+    func start(
+        _ id: String,
+        _ spec: LaunchSpec,
+        reason: String?,
+        inBackground: Bool
+    ) async throws(HostError) -> HostedApp {
         let group = try freezer.makeGroup(for: id)
         let authorization = LocationAuthorizationManager(
             application: id,
@@ -187,54 +216,66 @@ extension AppHost {
         profile.locationGrace += configuration.reportAllowance
         let model = Application(
             profile: profile,
-            backgroundModes: modes,
+            backgroundModes: spec.modes,
             authorization: authorization.status,
             logger: logger
         )
         model.advance(to: elapsed)
-        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: user)
+        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user)
+        app.launchSpec = spec
         let previous = apps.updateValue(app, forKey: id)
+        if let previous {
+            app.monitor = previous.monitor
+            app.pending = previous.pending
+            previous.pending.removeAll()
+        }
+        app.launchedForEvent = reason == HostNotice.Kind.locationEvent.rawValue
         observe(app)
         serveScheduledTasks(app)
+        for request in previous?.model.pendingTaskRequests ?? [] { try? model.submit(request) }
+        app.entersBackgroundOnHello = inBackground  // before it can say hello
         model.launch()
+        var environment = ["KEEPALIVE_HOST_SOCKET": configuration.appSocketPath, "KEEPALIVE_APP": id]
+        environment["KEEPALIVE_LAUNCH_REASON"] = reason
         do {
-            let pid = try group.launch(
-                command,
-                as: user,
-                environment: ["KEEPALIVE_HOST_SOCKET": configuration.appSocketPath, "KEEPALIVE_APP": id],
-                output: request.output
-            )
+            let pid = try group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
             app.pid = pid
+            app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [weak self] in
+                Task { await self?.poke() }
+            }
             try await waitUntilInGroup(app, pid: pid)
-            try group.delegate(to: user)
+            try group.delegate(to: spec.user)
         } catch {
             if let pid = app.pid {  // started, but not as it must run: it does not run at all
                 stopEverything(of: app, with: SIGKILL)
                 var status: Int32 = 0
                 waitpid(pid, &status, 0)
             }
+            if let previous {
+                previous.pending = app.pending
+                previous.isRelaunching = false
+            }
             apps[id] = previous
             try? group.remove()
             throw error
         }
+        restoreConditions(of: app)
         let changes = authorization.changes()
         app.watcher = Task { [weak self] in
             for await snapshot in changes { await self?.authorizationChanged(id, to: snapshot.status) }
         }
-        if request.active == false {
+        if inBackground {
             // Like a launch for background work: the app enters the background once it has said
             // hello and handled it (an app that never says hello, after the notice timeout).
-            app.entersBackgroundOnHello = true
             Task { [clock, timeout = configuration.noticeTimeout * 4] in
                 try? await clock.sleep(for: timeout)
                 self.enterBackgroundIfNoHello(id)
             }
         }
         emit(.launched(app: id, pid: app.pid!))
-        var reply = HostReply(id: nil)
-        reply.pid = app.pid
-        reply.state = app.status.state
-        return reply
+        updateWatch()
+        poke()
+        return app
     }
 
     /// Who a launched app runs as: the caller, or for a root caller the user it names (or the
@@ -314,6 +355,7 @@ extension AppHost {
         guard let app = apps[id] else { return }
         app.model.advance(to: elapsed)
         app.model.authorization = status
+        updateWatch()
         poke()
     }
 
@@ -334,6 +376,10 @@ extension AppHost {
         guard let app = apps[id] else { return }
         app.model.advance(to: elapsed)
         app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
+        if app.launchedForEvent {
+            app.launchedForEvent = false
+            app.model.wakeForLocationEvent()  // the event's budget, as for a woken app
+        }
         if await !waitForAnswer(app, kind: "background") {
             emit(.refused("\(id) did not answer entering the background within the notice timeout"))
         }
@@ -347,6 +393,10 @@ extension AppHost {
         app.entersBackgroundOnHello = false
         app.model.advance(to: elapsed)
         app.model.enterBackground()
+        if app.launchedForEvent {
+            app.launchedForEvent = false
+            app.model.wakeForLocationEvent()
+        }
         poke()
     }
 

@@ -1,7 +1,9 @@
 public import FoundationEssentials
+import Dispatch
 import Glibc
 public import Logging
 public import KeepAliveCore
+public import KeepAliveMonitoring
 
 /// The host: plays the operating system's part for apps on Linux, where nothing suspends a
 /// background process. Each app runs in a group of its own (cgroup v2, the v1 freezer, or a
@@ -47,10 +49,24 @@ public actor AppHost {
         public var reportAllowance: Duration = .milliseconds(100)
         /// How long a terminated app has between SIGTERM and SIGKILL.
         public var terminationGrace: Duration = .seconds(2)
-        /// How often exits are collected and ALSA is looked at.
+        /// How often the host looks, while something needs looking at: ALSA while an app with
+        /// the audio mode runs, the power supply and network while scheduled work waits on them,
+        /// an adopted app's group. Otherwise it sleeps until the kernel (an exit, a frozen group
+        /// changing), a socket, a fix or the models' next event wakes it.
         public var housekeepingInterval: Duration = .seconds(1)
         /// Where scheduled work's conditions come from (the kernel; a test's own files in tests).
         public var conditions: @Sendable () -> SystemConditions = { SystemConditionsProbe().read() }
+        /// The receiver the host watches for its apps' conditions (gpsd at localhost by default).
+        public var locationSource: @Sendable () -> any LocationSource = { GPSDSource() }
+        /// Where each app's conditions are kept (`APP.json`), so that they outlive the app and
+        /// the host; `nil` keeps them in memory.
+        public var monitorFolder: URL? = Configuration.defaultMonitorFolder
+        /// How the watch rests while the device is stationary; `nil` watches all the time (for a
+        /// replay, which plays on whether watched or not).
+        public var stationaryPause: StationaryPause? = StationaryPause()
+        /// The most conditions one app may have: 1,000 (iOS allows 20 regions), so that one app
+        /// cannot make every fix slow for the others.
+        public var maximumConditionsPerApp = 1_000
         /// A command to start as the host's watchdog (see ``HostWatchdog``), or `nil` for none:
         /// `keepalive host` starts `keepalive host watchdog`.
         public var watchdog: [String]?
@@ -67,6 +83,17 @@ public actor AppHost {
         /// A configuration with the defaults and this socket.
         public init(socket: URL = Configuration.defaultSocket) {
             self.socket = socket
+        }
+
+        /// `/var/lib/location-keepalive/monitors` for root, else
+        /// `$XDG_STATE_HOME/location-keepalive/monitors` (`~/.local/state` by default).
+        public static var defaultMonitorFolder: URL {
+            let environment = ProcessInfo.processInfo.environment
+            if getuid() == 0 { return URL(fileURLWithPath: "/var/lib/location-keepalive/monitors") }
+            let base =
+                environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+                ?? URL(fileURLWithPath: environment["HOME"] ?? "/tmp").appendingPathComponent(".local/state")
+            return base.appendingPathComponent("location-keepalive/monitors")
         }
 
         /// `$XDG_RUNTIME_DIR/keepalive-host.sock`, or `/run/keepalive-host.sock` for root.
@@ -98,6 +125,10 @@ public actor AppHost {
         case escaped(app: String, AppProcessGroup.Escape)
         /// An app's last process exited with `status`.
         case exited(app: String, status: Int32)
+        /// One of an app's conditions changed state, and what the host did for it.
+        case locationEvent(app: String, MonitorEvent, LocationEventDelivery)
+        /// The host opened (`true`) or left its watch of the receiver for the apps' conditions.
+        case watching(Bool)
         /// A request was refused, and why.
         case refused(String)
         /// Something failed; the host goes on.
@@ -118,11 +149,15 @@ public actor AppHost {
     let start: ContinuousClock.Instant
     var apps: [String: HostedApp] = [:]
     let audio = ALSAObserver()
+    /// Where the kernel's word of an app's exit arrives.
+    let exits = DispatchQueue(label: "keepalive.host.exits")
     private var watchdogPipe: Int32?
     private var sleeper: CheckedContinuation<Void, Never>?
     private var poked = false
     private var sleepNumber = 0
     private var isStopping = false
+    var watch: HostLocationWatch?
+    var arrivals: AsyncStream<HostLocationWatch.Arrival>.Continuation?
 
     /// Chooses the freezer, thaws what an earlier host left frozen, and listens on the socket.
     ///
@@ -187,15 +222,24 @@ public actor AppHost {
                 closed: { connection in await self.connectionClosed(connection) }
             )
         }
+        let (arrivals, feed) = AsyncStream.makeStream(of: HostLocationWatch.Arrival.self)
+        self.arrivals = feed
+        let evaluation = Task { for await arrival in arrivals { self.fixArrived(arrival) } }
+        updateWatch()
         while !Task.isCancelled, !isStopping {
             let elapsed = self.elapsed
             for app in apps.values { app.model.advance(to: elapsed) }
             housekeeping()
-            let next = apps.values.compactMap(\.model.nextEventTime).min()
-            await sleep(until: min(next ?? .seconds(Int64.max / 2), elapsed + configuration.housekeepingInterval))
+            var next = (apps.values.compactMap(\.model.nextEventTime) + relaunchTimes()).min() ?? .seconds(Int64.max / 2)
+            if needsLooking { next = min(next, elapsed + configuration.housekeepingInterval) }
+            await sleep(until: next)
         }
         server.stop()
         appServer.stop()
+        watch?.stop()
+        watch = nil
+        feed.finish()
+        evaluation.cancel()
         await stopAll()
         freezer.removeRoot()
         unlink(configuration.stoppedPath)
@@ -270,6 +314,21 @@ public actor AppHost {
         }
     }
 
+    /// Whether something changes that nothing tells the host of: then it looks every
+    /// housekeeping interval; else it sleeps until told.
+    private var needsLooking: Bool {
+        apps.values.contains { app in
+            let model = app.model
+            if app.pid != nil, app.isAdopted || app.exitWatch == nil { return true }  // exits told by no pidfd
+            if model.state.isRunning, model.backgroundModes.contains(.audio) { return true }  // ALSA
+            if let running = model.runningScheduledTask, running.kind == .processing { return true }  // power
+            // Requests waiting on power or a network, once due (in the app or for its launch).
+            return model.pendingTaskRequests.contains {
+                ($0.requiresExternalPower || $0.requiresNetworkConnectivity) && ($0.earliestBeginDate ?? .zero) <= model.now
+            } || (app.pid == nil && model.pendingTaskRequests.contains { ($0.earliestBeginDate ?? .zero) <= elapsed })
+        }
+    }
+
     /// Collects exited apps and reads ALSA.
     private func housekeeping() {
         if apps.values.contains(where: { !$0.model.pendingTaskRequests.isEmpty || $0.model.runningScheduledTask != nil }
@@ -277,7 +336,9 @@ public actor AppHost {
             let conditions = configuration.conditions()
             for app in apps.values { app.model.conditions = conditions }
         }
-        let playing = audio.playingProcesses()
+        launchForDueTasks()
+        let listening = apps.values.contains { $0.model.state.isRunning && $0.model.backgroundModes.contains(.audio) }
+        let playing = listening ? audio.playingProcesses() : []
         for app in apps.values {
             if let pid = app.pid {
                 var status: Int32 = 0
@@ -306,6 +367,8 @@ public actor AppHost {
 
     private func appExited(_ app: HostedApp, status: Int32) {
         app.pid = nil
+        app.exitWatch?.cancel()
+        app.exitWatch = nil
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         emit(.exited(app: app.id, status: code))
         if app.model.state != .notRunning {
@@ -316,6 +379,7 @@ public actor AppHost {
         app.groupEvents?.stop()
         recordStopped()
         app.watcher?.cancel()
+        updateWatch()
         Task {
             for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
             try? app.group.remove()

@@ -1,6 +1,7 @@
 import Dispatch
 public import FoundationEssentials
 public import KeepAliveCore
+public import KeepAliveMonitoring
 
 /// A connection to `keepalive host`: an app's own (after ``hello(app:)``), or the
 /// compositor's (launch, move, status).
@@ -36,7 +37,7 @@ public final class HostClient: Sendable {
         self.notices = notices
         let (connection, state) = (connection, state)
         DispatchQueue(label: "keepalive.host.client").async {
-            let decoder = JSONDecoder()
+            let decoder = HostProtocol.decoder()
             connection.readLines(limit: HostProtocol.maximumLineLength) { line in
                 let data = Data(line)
                 if let notice = try? decoder.decode(HostNotice.self, from: data) {
@@ -109,6 +110,32 @@ public final class HostClient: Sendable {
         guard let profile = reply.profile else { throw HostError(.badRequest, "the host did not send the app's rules") }
         let modes = BackgroundModes(parsing: (reply.modes ?? []).joined(separator: ",")) ?? []
         return (profile, reply.state ?? "active", modes)
+    }
+
+    /// Asks the host to watch `conditions` (by identifier) for this app, also while it is frozen
+    /// or not running (after ``hello(app:)``; needs location authorized always, or when in use
+    /// in the foreground). Events come as `location-event` ``notices``.
+    ///
+    /// - Returns: the identifiers of all the app's conditions now.
+    @discardableResult
+    public func monitor(
+        _ conditions: [String: MonitorCondition],
+        assuming state: MonitorState = .unknown
+    ) async throws(HostError) -> [String] {
+        var request = HostRequest(.monitor)
+        request.conditions = conditions
+        request.assuming = state
+        return try await send(request).identifiers ?? []
+    }
+
+    /// Stops watching the conditions `identifiers` for this app.
+    ///
+    /// - Returns: the identifiers of the app's conditions left.
+    @discardableResult
+    public func stopMonitoring(_ identifiers: [String]) async throws(HostError) -> [String] {
+        var request = HostRequest(.unmonitor)
+        request.identifiers = identifiers
+        return try await send(request).identifiers ?? []
     }
 
     /// Closes the connection.

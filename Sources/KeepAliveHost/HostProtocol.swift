@@ -1,5 +1,6 @@
-import FoundationEssentials
+public import FoundationEssentials
 public import KeepAliveCore
+public import KeepAliveMonitoring
 
 /// The host's control protocol: one JSON object a line, over a Unix stream socket.
 ///
@@ -7,7 +8,7 @@ public import KeepAliveCore
 /// connection (after `hello`) also receives ``HostNotice``s at any time: a line with a
 /// `notice` key is a notice, one with `ok` a reply. Lines are at most ``maximumLineLength``
 /// bytes; a longer line, or one that is not a request, gets an error reply and closes the
-/// connection.
+/// connection. Dates are seconds since 1970 (UTC).
 public enum HostProtocol {
     /// The longest line either side accepts, in bytes.
     public static let maximumLineLength = 65_536
@@ -20,10 +21,11 @@ public enum HostProtocol {
             throw HostError(.badRequest, "a request line is longer than \(maximumLineLength) bytes")
         }
         do {
-            return try JSONDecoder().decode(HostRequest.self, from: Data(line))
+            return try decoder().decode(HostRequest.self, from: Data(line))
         } catch {
             let text = String(decoding: line.prefix(80), as: UTF8.self)
-            throw HostError(.badRequest, "not a host request (one JSON object a line, with an op): \(text)")
+            let why = (error as? DecodingError).map { " (\(Self.describe($0)))" } ?? ""
+            throw HostError(.badRequest, "not a host request (one JSON object a line, with an op)\(why): \(text)")
         }
     }
 
@@ -31,9 +33,32 @@ public enum HostProtocol {
     public static func encode(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .secondsSince1970
         var bytes = Array((try? encoder.encode(value)) ?? Data("{}".utf8))
         bytes.append(UInt8(ascii: "\n"))
         return bytes
+    }
+
+    /// What a decoding error says is wrong, with where (`conditions.home.radius`).
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map(\.stringValue).joined(separator: ".")
+        }
+        switch error {
+        case .dataCorrupted(let context): return "\(path(context)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "\(path(context).isEmpty ? "the request" : path(context)) needs \(key.stringValue)"
+        case .typeMismatch(let type, let context): return "\(path(context)) must be \(type)"
+        case .valueNotFound(let type, let context): return "\(path(context)) must be \(type), not null"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    /// A decoder for the protocol's lines (dates in seconds since 1970).
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
     }
 }
 
@@ -57,6 +82,12 @@ public struct HostRequest: Codable, Sendable, Hashable {
         case schedule
         /// An app ends scheduled work it was woken for (`name`, `success`).
         case complete
+        /// An app adds conditions for the host to watch while it is frozen or not running
+        /// (`conditions`: by identifier; `assuming`: their state until a fix decides). Needs
+        /// location authorized always, or when in use while in the foreground.
+        case monitor
+        /// An app removes conditions (`identifiers`).
+        case unmonitor
         /// Starts an app (`app`, `command`, `modes`, `output`, `user`) as the caller, or as `user`
         /// for a root caller: never as root unless the host allows it.
         case launch
@@ -98,6 +129,12 @@ public struct HostRequest: Codable, Sendable, Hashable {
     public var network: Bool?
     /// `complete`: whether the work succeeded.
     public var success: Bool?
+    /// `monitor`: the conditions to add, by identifier (one of the same identifier is replaced).
+    public var conditions: [String: MonitorCondition]?
+    /// `monitor`: the state the added conditions start in (default `unknown`).
+    public var assuming: MonitorState?
+    /// `unmonitor`: the identifiers to remove.
+    public var identifiers: [String]?
 
     /// A request with its operation and app; set the other fields the operation needs.
     public init(_ op: Operation, app: String? = nil) {
@@ -128,6 +165,8 @@ public struct HostReply: Codable, Sendable, Hashable {
     public var pid: Int32?
     /// `status`.
     public var apps: [HostAppStatus]?
+    /// `monitor`, `unmonitor`: the identifiers of the app's conditions now.
+    public var identifiers: [String]?
 
     /// A reply to request `id`.
     public init(id: Int?, ok: Bool = true, error: String? = nil) {
@@ -153,6 +192,9 @@ public struct HostNotice: Codable, Sendable, Hashable {
         case runTask = "run-task"
         /// The host asks the app to stop.
         case terminate
+        /// One of the app's conditions changed state (`monitorEvent`); `received` says when
+        /// the fix reached the host. A frozen app was thawed for it, one not running launched.
+        case locationEvent = "location-event"
     }
 
     /// What the notice says.
@@ -165,6 +207,12 @@ public struct HostNotice: Codable, Sendable, Hashable {
     public var name: String?
     /// `will-suspend`: seconds the app has to `ack`.
     public var deadline: Double?
+    /// `location-event`: the event, as ``LocationMonitor`` gives it.
+    public var monitorEvent: MonitorEvent?
+    /// `location-event`: when the fix that decided it reached the host, in seconds of the
+    /// system's monotonic clock (`CLOCK_MONOTONIC`): an app subtracts it from its own reading
+    /// of that clock to know how late it hears of the event.
+    public var received: Double?
 
     /// A notice with the fields its kind uses.
     public init(_ notice: Kind, event: String? = nil, task: Int? = nil, name: String? = nil, deadline: Double? = nil) {
@@ -202,4 +250,6 @@ public struct HostAppStatus: Codable, Sendable, Hashable {
     public var user: String?
     /// Its processes found outside its group, each with its pid and where it went (it was killed for them).
     public var escaped: [String]?
+    /// How many conditions the host watches for it (`nil`: it never asked).
+    public var conditions: Int?
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeepAliveCore
+import KeepAliveMonitoring
 
 /// One app under the host: its model (the same ``Application`` the simulator runs), its
 /// process group, and what it reported. Confined to the ``AppHost`` actor.
@@ -34,8 +35,22 @@ final class HostedApp {
     var since = Date()
     var reason: String?
     var watcher: Task<Void, Never>?
+    /// The kernel's word that its first process ended (`nil`: looked for every housekeeping interval).
+    var exitWatch: ProcessExitWatch?
     /// Found running when the host started (left by one that died): not its child.
     var isAdopted = false
+    /// How it was launched, to launch it again for an event or a due task (`nil`: adopted).
+    var launchSpec: LaunchSpec?
+    /// The conditions the host watches for it, kept across its launches.
+    var monitor: LocationMonitor?
+    /// Quit by the user (`terminate`): not launched again for events or tasks until the user launches it.
+    var quitByUser = false
+    /// Being launched again by the host, for an event or a task.
+    var isRelaunching = false
+    /// Launched by the host for a location event: it gets the event's budget once in the background.
+    var launchedForEvent = false
+    /// Notices waiting for the app to be thawed or to say hello.
+    var pending: [HostNotice] = []
 
     init(
         id: String,
@@ -73,7 +88,8 @@ final class HostedApp {
             authorization: model.authorization.rawValue,
             cpu: group.cpuTime().secondsValue,
             user: user.name,
-            escaped: escapes.isEmpty ? nil : escapes.map(\.description)
+            escaped: escapes.isEmpty ? nil : escapes.map(\.description),
+            conditions: monitor.map { $0.identifiers.count }
         )
     }
 
@@ -100,12 +116,23 @@ final class HostedApp {
         if app.now < app.locationGraceUntil {
             reasons.append("grace after location, \((app.locationGraceUntil - app.now).secondsText) left")
         }
+        if app.now < app.eventGraceUntil {
+            reasons.append("woken for a location event, \((app.eventGraceUntil - app.now).secondsText) left")
+        }
         if app.now < app.entryGraceUntil {
             reasons.append("grace after entering the background, \((app.entryGraceUntil - app.now).secondsText) left")
         }
         if !app.profile.suspends { reasons.append("the \(app.profile.name) policy never suspends") }
         return reasons
     }
+}
+
+/// What the host needs to launch an app again: its command, modes, output and user.
+struct LaunchSpec {
+    var command: [String]
+    var modes: BackgroundModes
+    var output: String?
+    var user: AppUser
 }
 
 extension Duration {

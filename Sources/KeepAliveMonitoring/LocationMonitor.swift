@@ -92,7 +92,7 @@ public final class LocationMonitor: Sendable {
     /// ``MonitoringRules/stationaryDwell`` (`CLLocationUpdate.isStationary`).
     public var isStationary: Bool { state.read { $0.engine.isStationary } }
 
-    /// Whether ``monitor(_:pausing:handler:)`` has left its watch for a ``StationaryPause``.
+    /// Whether ``monitor(_:pausing:handler:forEachFix:)`` has left its watch for a ``StationaryPause``.
     public var isPaused: Bool { state.read { $0.isPaused } }
 
     /// Metres travelled since the monitor was made, from the fixes that counted (not saved).
@@ -178,12 +178,16 @@ public final class LocationMonitor: Sendable {
     /// every ``StationaryPause/checkInterval`` instead; `nil` watches all the time.
     ///
     /// `handler` gets each event too, in order, before this returns: the way to see every
-    /// event of a replay that ends (a stream's consumer may still be behind).
+    /// event of a replay that ends (a stream's consumer may still be behind). `forEachFix` gets
+    /// every fix the watch and the checks bring, before it is evaluated: the way for one watch
+    /// to serve other monitors (the host's, one per app), paused when this one pauses.
     public func monitor(
         _ manager: LocationManager,
         pausing pause: StationaryPause? = StationaryPause(),
-        handler: @escaping @Sendable (MonitorEvent) -> Void = { _ in }
+        handler: @escaping @Sendable (MonitorEvent) -> Void = { _ in },
+        forEachFix: @escaping @Sendable (Location) -> Void = { _ in }
     ) async throws {
+        let handler = Feed(fixes: forEachFix, events: handler)
         while !Task.isCancelled {
             guard try await watch(manager, untilStationary: pause != nil, handler: handler), let pause else { return }
             logger.info("monitor \(name): stationary, the watch is left; a fix every \(pause.checkInterval.secondsText)")
@@ -199,14 +203,15 @@ public final class LocationMonitor: Sendable {
     private func watch(
         _ manager: LocationManager,
         untilStationary: Bool,
-        handler: @escaping @Sendable (MonitorEvent) -> Void
+        handler: Feed
     ) async throws -> Bool {
         let (stationary, signal) = AsyncStream.makeStream(of: Void.self)
         return try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await manager.updates(LocationFilter()) { [weak self] update in
                     guard case .location(let fix) = update, let self else { return }
-                    self.evaluate(fix).forEach(handler)
+                    handler.fixes(fix)
+                    self.evaluate(fix).forEach(handler.events)
                     if untilStationary, self.isStationary { signal.yield() }
                 }
                 return false
@@ -225,7 +230,7 @@ public final class LocationMonitor: Sendable {
     private func waitForMovement(
         _ manager: LocationManager,
         _ pause: StationaryPause,
-        handler: @Sendable (MonitorEvent) -> Void
+        handler: Feed
     ) async throws -> Bool {
         while true {
             do {
@@ -240,11 +245,18 @@ public final class LocationMonitor: Sendable {
                 logger.notice("monitor \(name): no fix for the stationary check (\(error.message)); again in \(pause.checkInterval.secondsText)")
                 continue
             }
-            evaluate(fix).forEach(handler)
+            handler.fixes(fix)
+            evaluate(fix).forEach(handler.events)
             // Moved (or an outlier): stationary again only after a new stay, so a false alarm
             // costs one stationary dwell of watching.
             if state.withLock({ $0.engine.restartStationaryDetectionIfLeaving() }) { return true }
         }
+    }
+
+    /// Where ``monitor(_:pausing:handler:forEachFix:)`` hands what it sees.
+    private struct Feed: Sendable {
+        let fixes: @Sendable (Location) -> Void
+        let events: @Sendable (MonitorEvent) -> Void
     }
 
     /// Runs `body` on the state and saves it; if the save fails, the state is as before. `body`

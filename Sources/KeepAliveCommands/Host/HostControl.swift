@@ -68,6 +68,7 @@ extension KeepAlive.HostCommand {
                     if let pid = status.pid { line += "  pid \(pid)" }
                     if let user = status.user { line += "  user \(user)" }
                     line += "  authorization \(status.authorization)"
+                    if let conditions = status.conditions { line += "  conditions \(conditions)" }
                     if !status.alive.isEmpty { line += "\n  alive: " + status.alive.joined(separator: "; ") }
                     if let reason = status.reason { line += "\n  reason: \(reason)" }
                     for escape in status.escaped ?? [] { line += "\n  escaped: \(escape)" }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import KeepAliveHost
 import KeepAliveCore
+import KeepAliveMonitoring
 
 /// The host's events as human lines or NDJSON.
 struct HostOutput: Sendable {
@@ -59,6 +60,18 @@ struct HostOutput: Sendable {
             object["app"] = .string(app)
             object["status"] = .integer(Int(status))
             text = "\(app): exited with status \(status)"
+        case .locationEvent(let app, let monitorEvent, let delivery):
+            object["event"] = "location-event"
+            object["app"] = .string(app)
+            object["identifier"] = .string(monitorEvent.identifier)
+            object["state"] = .string(monitorEvent.state.rawValue)
+            object["date"] = .time(monitorEvent.date)
+            object["delivery"] = .string("\(delivery)")
+            text = "\(app): \(monitorEvent.identifier) \(monitorEvent.state) at \(ISO8601Text.string(monitorEvent.date)): \(delivery)"
+        case .watching(let open):
+            object["event"] = "watching"
+            object["open"] = .bool(open)
+            text = open ? "watching the receiver for the apps' conditions" : "left the receiver: no app's conditions are watched"
         case .refused(let why):
             object["event"] = "refused"
             object["message"] = .string(why)

@@ -63,6 +63,26 @@ extension KeepAlive.HostCommand {
         )
         var signalOtherUsers = false
 
+        @Option(
+            name: .customLong("event-budget"),
+            help: ArgumentHelp("How long an app woken or launched for a location event runs before the policy applies again.", valueName: "duration")
+        )
+        var eventBudget: String = "10s"
+
+        @Option(
+            name: .customLong("gpsd"),
+            help: ArgumentHelp("The gpsd the host watches for its apps' conditions.", valueName: "host:port")
+        )
+        var gpsd: String = "localhost:2947"
+
+        @Option(
+            help: ArgumentHelp(
+                "Where each app's conditions are kept (APP.json); default /var/lib/location-keepalive/monitors for root, else under $XDG_STATE_HOME.",
+                valueName: "folder"
+            )
+        )
+        var monitors: String?
+
         @Flag(help: "One JSON object per line.")
         var json = false
 
@@ -77,6 +97,10 @@ extension KeepAlive.HostCommand {
             }
             configuration.freezer = kind
             configuration.profile = try rules.profile(default: "ios13")
+            guard let budget = Duration(parsing: eventBudget), budget > .zero else {
+                throw ValidationError("--event-budget must be a duration such as 10s, not '\(eventBudget)'")
+            }
+            configuration.profile.eventBudget = budget
             guard let notice = Duration(parsing: noticeTimeout), notice >= .zero else {
                 throw ValidationError("--notice-timeout must be a duration such as 500ms, not '\(noticeTimeout)'")
             }
@@ -93,6 +117,14 @@ extension KeepAlive.HostCommand {
             configuration.defaultUser = appUser
             configuration.allowsRootApps = allowRootApps
             configuration.allowsSignalsForOtherUsers = signalOtherUsers
+            var source = SourceOptions()
+            source.gpsd = gpsd
+            let endpoint = try source.endpoint()
+            configuration.locationSource = { GPSDSource(host: endpoint.host, port: endpoint.port) }
+            if let monitors {
+                guard !monitors.isEmpty else { throw ValidationError("--monitors needs a folder") }
+                configuration.monitorFolder = URL(fileURLWithPath: monitors)
+            }
             configuration.watchdog = [
                 Self.executable, "host", "watchdog", "--freezer", kind.rawValue, "--name", name,
                 "--stopped-file", configuration.stoppedFile.path,

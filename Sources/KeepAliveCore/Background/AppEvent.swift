@@ -58,6 +58,8 @@ public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringCo
     case frozenByHost
     /// A scheduled task's time ran out before the app completed it.
     case scheduledTaskExpired
+    /// The time it was given for a location event it was woken for passed.
+    case eventHandled
 
     /// The event in words, as traces print it.
     public var description: String {
@@ -69,6 +71,7 @@ public enum SuspensionCause: String, Sendable, Hashable, Codable, CustomStringCo
         case .locationStopped: "location activity stopped"
         case .frozenByHost: "the host froze it"
         case .scheduledTaskExpired: "its scheduled task ran out of time"
+        case .eventHandled: "its time for a location event passed"
         }
     }
 }

@@ -90,7 +90,9 @@ extension Application {
             lastKeptAliveBy = .locationStopped
             return nil
         }
-        if now < audioGraceUntil || now < locationGraceUntil || now < entryGraceUntil || now < handlerUntil {
+        if now < audioGraceUntil || now < locationGraceUntil || now < entryGraceUntil || now < handlerUntil
+            || now < eventGraceUntil
+        {
             return nil
         }
         if let cause = lastKeptAliveBy { return cause }
@@ -115,6 +117,19 @@ extension Application {
         state = .suspended
         statistics.suspensions.append(.init(at: now, cause: .frozenByHost))
         emit(.suspended(.frozenByHost))
+    }
+
+    /// The system woke the app for a location event (a region entered or left, a significant
+    /// change, a visit): resumed if suspended, it runs in the background for the profile's
+    /// ``ExecutionProfile/eventBudget`` (from now, however many events came), then the policy
+    /// applies again. Ignored unless the app is in the background or suspended.
+    public func wakeForLocationEvent() {
+        guard state == .background || state == .suspended else { return }
+        if state == .suspended { resume() }
+        statistics.wakeups += 1
+        eventGraceUntil = now + profile.eventBudget
+        lastKeptAliveBy = .eventHandled
+        schedulePolicyCheck(at: eventGraceUntil)
     }
 
     /// The host thawed the app: it runs again in the background, overdue timers firing once.

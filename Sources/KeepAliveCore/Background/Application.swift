@@ -57,6 +57,7 @@ public final class Application {
     package var locationGraceUntil: Duration = .zero
     var lastKeptAliveBy: SuspensionCause?
     package var entryGraceUntil: Duration = .zero
+    package var eventGraceUntil: Duration = .zero
 
     // Scheduled background work.
     var scheduledRequests: [String: BackgroundTaskRequest] = [:]
@@ -134,6 +135,8 @@ public final class Application {
         state = .background
         emit(.didEnterBackground)
         schedulePolicyCheck()
+        // Work that fell due in the foreground runs now (a host may launch an app for it).
+        if !scheduledRequests.isEmpty, !schedulesRequestsElsewhere { queue.insert(.scheduledCheck, at: now) }
     }
 
     /// Active to background while the app's own `didEnterBackground` handler runs elsewhere (a

@@ -28,6 +28,9 @@ public struct ExecutionProfile: Sendable, Hashable, Codable {
     public var refreshBudget: Duration = .seconds(30)
     /// The longest a scheduled processing task may run while its conditions hold.
     public var processingCap: Duration = .seconds(600)
+    /// How long an app woken or launched for a location event (a region, a significant change,
+    /// a visit) runs before the policy applies again: about 10 s, as iOS gives.
+    public var eventBudget: Duration = .seconds(10)
 
     /// A profile with these rules.
     public init(

@@ -4,6 +4,7 @@
 import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
+import KeepAliveHost
 
 @MainActor func monitoringRegionsAndVisitsSnippet1() async throws {
     func watchPlaces() async throws {
@@ -23,5 +24,19 @@ import KeepAliveMonitoring
             }
         }
         monitoring.cancel()
+    }
+}
+
+@MainActor func monitoringRegionsAndVisitsSnippet2() async throws {
+    func monitorUnderTheHost() async throws {
+        let socket = ProcessInfo.processInfo.environment["KEEPALIVE_HOST_SOCKET"] ?? "/run/keepalive-host.sock.apps"
+        let host = try HostClient(socket: URL(fileURLWithPath: socket))
+        _ = try await host.hello(app: ProcessInfo.processInfo.environment["KEEPALIVE_APP"] ?? "tracker")
+        let home = Coordinate(latitude: 52.3731, longitude: 4.8922)
+        try await host.monitor(["home": .circle(center: home, radius: 200), "moves": .significantChange], assuming: .unsatisfied)
+        for await notice in host.notices where notice.notice == .locationEvent {
+            guard let event = notice.monitorEvent else { continue }
+            print(event.identifier, event.state, event.date)  // about 10 s to act on it, then frozen again
+        }
     }
 }

@@ -37,6 +37,7 @@ final class HostHarness: Sendable {
         configuration.authorizationFile = { AuthorizationFile(url: authorization.appendingPathComponent("\($0).json")) }
         let conditions = self.conditions
         configuration.conditions = { conditions.withLock { $0 } }
+        configuration.monitorFolder = directory.appendingPathComponent("monitors")
         adjust(&configuration)
         let events = self.events
         let host = try AppHost(configuration: configuration) { event in

@@ -1,0 +1,226 @@
+import FoundationEssentials
+import KeepAliveCore
+import KeepAliveMonitoring
+
+/// The host as the device's location service: one watch of the receiver for every app's
+/// conditions, and the app woken, or launched, for each of its events.
+extension AppHost {
+    /// `monitor`: adds the caller's conditions (all or none).
+    func addConditions(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
+        try requireOwnApp(request, app, "add conditions")
+        try requireMonitoringAllowed(app)
+        let monitor = try monitor(of: app)
+        let conditions = request.conditions ?? [:]
+        let added = conditions.keys.filter { monitor.record(for: $0) == nil }.count
+        let limit = configuration.maximumConditionsPerApp
+        guard monitor.identifiers.count + added <= limit else {
+            throw HostError(
+                .notPermitted,
+                "app \(app.id) has \(monitor.identifiers.count) conditions and may have at most \(limit) under this host: "
+                    + "\(added) more were refused, none added. Remove some first"
+            )
+        }
+        do {
+            try monitor.add(conditions, assuming: request.assuming ?? .unknown)
+        } catch {
+            throw HostError(.badRequest, "app \(app.id): \(error.message); none added")
+        }
+        updateWatch()
+        var reply = HostReply(id: nil)
+        reply.identifiers = monitor.identifiers
+        return reply
+    }
+
+    /// `unmonitor`: removes the caller's conditions by identifier.
+    func removeConditions(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
+        try requireOwnApp(request, app, "remove conditions")
+        let monitor = try monitor(of: app)
+        for identifier in request.identifiers ?? [] {
+            do {
+                try monitor.remove(identifier)
+            } catch {
+                throw HostError(.badRequest, "app \(app.id): \(error.message)")
+            }
+        }
+        updateWatch()
+        var reply = HostReply(id: nil)
+        reply.identifiers = monitor.identifiers
+        return reply
+    }
+
+    /// A condition belongs to the app whose process asks: naming another is refused.
+    private func requireOwnApp(_ request: HostRequest, _ app: HostedApp, _ what: String) throws(HostError) {
+        if let named = request.app, named != app.id {
+            throw HostError(
+                .notPermitted,
+                "this connection speaks for app \(app.id): it may \(what) only for itself, not for \(named)"
+            )
+        }
+    }
+
+    /// As on iOS: always monitors from anywhere; when in use only from the foreground.
+    private func requireMonitoringAllowed(_ app: HostedApp) throws(HostError) {
+        switch app.model.authorization {
+        case .always:
+            return
+        case .whenInUse:
+            guard app.model.state == .active || app.model.state == .inactive else {
+                throw HostError(
+                    .notPermitted,
+                    "app \(app.id) is authorized for location only when in use: it may monitor only while in the foreground, "
+                        + "and its conditions are watched only then. Authorize it always to monitor from the background "
+                        + "(keepalive auth set \(app.id) always)"
+                )
+            }
+        default:
+            throw HostError(
+                .notPermitted,
+                "app \(app.id) is not authorized for location (\(app.model.authorization.rawValue)): "
+                    + "authorize it always, or when in use to monitor in the foreground"
+            )
+        }
+    }
+
+    /// The app's monitor: kept in memory, or restored from its file.
+    func monitor(of app: HostedApp) throws(HostError) -> LocationMonitor {
+        if let monitor = app.monitor { return monitor }
+        let file = configuration.monitorFolder?.appendingPathComponent("\(app.id).json")
+        do {
+            let monitor = try LocationMonitor(named: app.id, file: file, logger: logger)
+            app.monitor = monitor
+            return monitor
+        } catch {
+            throw HostError(.badRequest, "app \(app.id): \(error.message)")
+        }
+    }
+
+    /// Restores the conditions an earlier launch (or host) saved for `app`, if any.
+    func restoreConditions(of app: HostedApp) {
+        guard app.monitor == nil, let folder = configuration.monitorFolder,
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent("\(app.id).json").path)
+        else { return }
+        do {
+            _ = try monitor(of: app)
+        } catch {
+            emit(.error("\(error.message); its conditions are not watched until the file is mended or removed"))
+        }
+    }
+
+    /// Whether the host watches `app`'s conditions now: while it runs (when in use: in the
+    /// foreground), and with always while it can be launched for them (not after the user quit
+    /// it, as iOS does not relaunch an app the user quit).
+    func watchesConditions(of app: HostedApp) -> Bool {
+        guard let monitor = app.monitor, !monitor.identifiers.isEmpty else { return false }
+        let running = app.pid != nil
+        switch app.authorization.status {
+        case .always: return running || (!app.quitByUser && app.launchSpec != nil)
+        case .whenInUse: return running && (app.model.state == .active || app.model.state == .inactive)
+        default: return false
+        }
+    }
+
+    /// Opens the watch when some app's conditions are watched, and leaves it when none is.
+    func updateWatch() {
+        guard let arrivals else { return }  // not running yet
+        let wanted = apps.values.contains(where: watchesConditions)
+        if wanted, watch == nil {
+            let emit = emit
+            watch = HostLocationWatch(
+                source: configuration.locationSource(),
+                pause: configuration.stationaryPause,
+                logger: logger,
+                arrivals: arrivals,
+                failed: { emit(.error($0)) }
+            )
+            emit(.watching(true))
+        } else if !wanted, let watch {
+            watch.stop()
+            self.watch = nil
+            emit(.watching(false))
+        }
+    }
+
+    /// Evaluates every watched app's conditions on a fix, and tells each app its events.
+    func fixArrived(_ arrival: HostLocationWatch.Arrival) {
+        guard watch != nil else { return }
+        var delivered = false
+        for app in apps.values.sorted(by: { $0.id < $1.id }) where watchesConditions(of: app) {
+            for event in app.monitor?.evaluate(arrival.fix) ?? [] {
+                deliver(event, to: app, received: arrival.received)
+                delivered = true
+            }
+        }
+        if delivered { poke() }  // the run loop sleeps until the models' next event: a budget ends sooner
+    }
+
+    /// Tells the app: at once while it runs, after the thaw when frozen, after its hello when
+    /// launched for it.
+    private func deliver(_ event: MonitorEvent, to app: HostedApp, received: Double) {
+        var notice = HostNotice(.locationEvent)
+        notice.monitorEvent = event
+        notice.received = received
+        let delivery: LocationEventDelivery
+        if app.pid == nil {  // watched only when it may be launched: not quit by the user, not adopted
+            app.pending.append(notice)
+            relaunch(app, reason: HostNotice.Kind.locationEvent.rawValue)
+            delivery = .launched
+        } else {
+            switch app.model.state {
+            case .background, .suspended:
+                app.model.advance(to: elapsed)
+                app.model.wakeForLocationEvent()  // a suspended app resumes: thawed, then told
+                delivery = .woken
+            default:
+                delivery = .told
+            }
+            app.pending.append(notice)
+            flushPending(app)
+        }
+        emit(.locationEvent(app: app.id, event, delivery))
+    }
+
+    /// Sends the notices waiting for the app, once it is connected and not frozen.
+    func flushPending(_ app: HostedApp) {
+        guard let connection = app.connection, !app.group.isFreezeRequested, app.pid != nil else { return }
+        let notices = app.pending
+        app.pending.removeAll()
+        for notice in notices { connection.send(notice) }
+    }
+
+    /// Launches an app that is not running, in the background, for `reason` (`location-event`,
+    /// `scheduled-task`): `KEEPALIVE_LAUNCH_REASON` in its environment.
+    func relaunch(_ app: HostedApp, reason: String) {
+        guard !app.isRelaunching, let spec = app.launchSpec else { return }
+        app.isRelaunching = true
+        let id = app.id
+        Task {
+            do {
+                _ = try await self.start(id, spec, reason: reason, inBackground: true)
+            } catch {
+                app.isRelaunching = false
+                self.emit(.error("cannot launch \(id) for its \(reason): \(error.message)"))
+            }
+        }
+    }
+
+    /// Apps that exited (not quit by the user) with scheduled work due now: launched for it.
+    func launchForDueTasks() {
+        let candidates = apps.values.filter {
+            $0.pid == nil && !$0.quitByUser && !$0.isRelaunching && $0.launchSpec != nil
+                && !$0.model.pendingTaskRequests.isEmpty
+        }
+        guard !candidates.isEmpty else { return }
+        let conditions = configuration.conditions()
+        let now = elapsed
+        for app in candidates
+        where app.model.pendingTaskRequests.contains(where: { ($0.earliestBeginDate ?? .zero) <= now && $0.canRun(under: conditions) }) {
+            relaunch(app, reason: "scheduled-task")
+        }
+    }
+
+    /// When scheduled work of apps that are not running falls due: the run loop wakes then.
+    func relaunchTimes() -> [Duration] {
+        apps.values.filter { $0.pid == nil && !$0.quitByUser && $0.launchSpec != nil }
+            .flatMap { $0.model.pendingTaskRequests.compactMap(\.earliestBeginDate) }.filter { $0 > elapsed }
+    }
+}

@@ -1,0 +1,12 @@
+/// What the host did for an app's location event (``AppHost/Event/locationEvent(app:_:_:)``).
+public enum LocationEventDelivery: String, Sendable, Hashable, CustomStringConvertible {
+    /// The app was running: told at once.
+    case told
+    /// The app was suspended (frozen) or about to be: thawed, told, and given the event budget.
+    case woken
+    /// The app was not running: launched for it, told after its hello.
+    case launched
+
+    /// `told`, `woken`, `launched`.
+    public var description: String { rawValue }
+}
