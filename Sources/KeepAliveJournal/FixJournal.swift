@@ -192,11 +192,18 @@ public final class FixJournal: Sendable {
         }
     }
 
+    /// A write other than storing fixes (the delivery cursor, retention): a full disk is said
+    /// as such, never as a fix not stored, which would count a fix lost that is not.
     func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
         do {
             return try database.write(body)
         } catch {
-            throw Self.journalError(error, path: filePath)
+            let translated = Self.journalError(error, path: filePath)
+            guard case .diskFull(let path) = translated else { throw translated }
+            throw .database(
+                path: path,
+                detail: "the disk is full: the change was not saved (no fix was lost); free some space"
+            )
         }
     }
 }
