@@ -113,7 +113,7 @@ extension AppHost {
         guard let monitor = app.monitor, !monitor.identifiers.isEmpty else { return false }
         let running = app.pid != nil
         switch app.authorization.status {
-        case .always: return running || (!app.quitByUser && app.launchSpec != nil)
+        case .always: return running || app.mayBeLaunched
         case .whenInUse: return running && (app.model.state == .active || app.model.state == .inactive)
         default: return false
         }
@@ -143,14 +143,18 @@ extension AppHost {
     /// Evaluates every watched app's conditions on a fix, and tells each app its events.
     func fixArrived(_ arrival: HostLocationWatch.Arrival) {
         guard watch != nil else { return }
-        var delivered = false
+        var changed: [LocationMonitor] = []
         for app in apps.values.sorted(by: { $0.id < $1.id }) where watchesConditions(of: app) {
-            for event in app.monitor?.evaluate(arrival.fix) ?? [] {
-                deliver(event, to: app, received: arrival.received)
-                delivered = true
-            }
+            guard let monitor = app.monitor else { continue }
+            let events = monitor.evaluateBeforeSaving(arrival.fix)
+            for event in events { deliver(event, to: app, received: arrival.received) }
+            if !events.isEmpty { changed.append(monitor) }
         }
-        if delivered { poke() }  // the run loop sleeps until the models' next event: a budget ends sooner
+        guard !changed.isEmpty else { return }
+        poke()  // the run loop sleeps until the models' next event: a budget ends sooner
+        // The files' fsyncs after every app was told: a slow disk (100 ms and more, measured
+        // beside a build) never delays a wake.
+        for monitor in changed { monitor.saveEvents() }
     }
 
     /// Tells the app: at once while it runs, after the thaw when frozen, after its hello when
@@ -206,8 +210,7 @@ extension AppHost {
     /// Apps that exited (not quit by the user) with scheduled work due now: launched for it.
     func launchForDueTasks() {
         let candidates = apps.values.filter {
-            $0.pid == nil && !$0.quitByUser && !$0.isRelaunching && $0.launchSpec != nil
-                && !$0.model.pendingTaskRequests.isEmpty
+            $0.mayBeLaunched && !$0.isRelaunching && !$0.model.pendingTaskRequests.isEmpty
         }
         guard !candidates.isEmpty else { return }
         let conditions = configuration.conditions()
@@ -220,7 +223,7 @@ extension AppHost {
 
     /// When scheduled work of apps that are not running falls due: the run loop wakes then.
     func relaunchTimes() -> [Duration] {
-        apps.values.filter { $0.pid == nil && !$0.quitByUser && $0.launchSpec != nil }
+        apps.values.filter(\.mayBeLaunched)
             .flatMap { $0.model.pendingTaskRequests.compactMap(\.earliestBeginDate) }.filter { $0 > elapsed }
     }
 }

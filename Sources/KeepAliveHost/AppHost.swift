@@ -325,8 +325,7 @@ public actor AppHost {
             // Requests waiting on power or a network, once due (in the app or for its launch).
             return model.pendingTaskRequests.contains {
                 ($0.requiresExternalPower || $0.requiresNetworkConnectivity) && ($0.earliestBeginDate ?? .zero) <= model.now
-            } || (app.pid == nil && !app.quitByUser && app.launchSpec != nil
-                && model.pendingTaskRequests.contains { ($0.earliestBeginDate ?? .zero) <= elapsed })
+            } || (app.mayBeLaunched && model.pendingTaskRequests.contains { ($0.earliestBeginDate ?? .zero) <= elapsed })
         }
     }
 

@@ -45,6 +45,9 @@ final class HostedApp {
     var monitor: LocationMonitor?
     /// Quit by the user (`terminate`): not launched again for events or tasks until the user launches it.
     var quitByUser = false
+    /// Not running, and the host may launch it for its events and due tasks: it was not quit by
+    /// the user, and the host knows how (it was not adopted).
+    var mayBeLaunched: Bool { pid == nil && !quitByUser && launchSpec != nil }
     /// Being launched again by the host, for an event or a task.
     var isRelaunching = false
     /// Launched by the host for a location event: it gets the event's budget once in the background.

@@ -154,21 +154,35 @@ public final class LocationMonitor: Sendable {
     /// Evaluates every condition against `location`: the events it gives, also sent on ``events``.
     @discardableResult
     public func evaluate(_ location: Location) -> [MonitorEvent] {
+        let events = evaluateBeforeSaving(location)
+        if !events.isEmpty { saveEvents() }
+        return events
+    }
+
+    /// ``evaluate(_:)`` without the save, for a caller that acts on the events first (the host
+    /// wakes an app before the file's fsync) and then calls ``saveEvents()``.
+    package func evaluateBeforeSaving(_ location: Location) -> [MonitorEvent] {
         let (events, subscribers) = state.withLock { state -> ([MonitorEvent], [AsyncStream<MonitorEvent>.Continuation]) in
             let events = state.engine.evaluate(location)
             guard !events.isEmpty else { return (events, []) }
             for event in events { state.records[event.identifier]?.record(event) }
-            if let file {
-                do {
-                    try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: state))
-                } catch {
-                    logger.error("\(error.message); the events are delivered, and saved with the next one")
-                }
-            }
             return (events, Array(state.subscribers.values))
         }
         for event in events { subscribers.forEach { $0.yield(event) } }
         return events
+    }
+
+    /// Saves the states and last events to the file, if any; a failure is logged (the next
+    /// event saves them again).
+    package func saveEvents() {
+        guard let file else { return }
+        state.withLock { state in
+            do {
+                try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: state))
+            } catch {
+                logger.error("\(error.message); the events are delivered, and saved with the next one")
+            }
+        }
     }
 
     /// Evaluates the fixes of `manager` until the calling task is cancelled (then it returns) or
