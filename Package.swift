@@ -79,6 +79,7 @@ let package = Package(
             name: "KeepAliveJournal",
             dependencies: [
                 "KeepAliveCore",
+                "KeepAliveMonitoring",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -101,6 +102,7 @@ let package = Package(
                 "KeepAliveCore",
                 "KeepAliveAudio",
                 "KeepAliveHost",
+                "KeepAliveMonitoring",
                 "CSystemdNotify",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -108,7 +110,7 @@ let package = Package(
         ),
         .target(
             name: "KeepAliveSimulation",
-            dependencies: ["KeepAliveCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "KeepAliveMonitoring",
@@ -187,7 +189,7 @@ let package = Package(
         .testTarget(
             name: "KeepAliveSimulationTests",
             dependencies: [
-                "KeepAliveCore", "KeepAliveSimulation", "LocationKeepAliveMocks",
+                "KeepAliveCore", "KeepAliveSimulation", "KeepAliveMonitoring", "LocationKeepAliveMocks",
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
@@ -199,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "KeepAliveJournalTests",
             dependencies: [
-                "KeepAliveCore", "KeepAliveJournal", "KeepAliveDelivery", "DeliveryMocks",
+                "KeepAliveCore", "KeepAliveJournal", "KeepAliveMonitoring", "KeepAliveDelivery", "DeliveryMocks",
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),

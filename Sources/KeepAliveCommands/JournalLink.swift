@@ -1,6 +1,7 @@
 package import ArgumentParser
 import Glibc
 package import KeepAliveCore
+package import KeepAliveMonitoring
 
 /// What the commands need from the journal and delivery modules, which only `keepalive-journal`
 /// links (they bring GRDB, SQLite and Foundation). `keepalive` has no link: a command that
@@ -20,13 +21,21 @@ package protocol JournalCommands: Sendable {
 package struct ServiceJournal: Sendable {
     /// Keeps each fix (a `FixJournal`).
     package var recorder: any FixRecorder
+    /// Keeps each location event, in order with the fixes (the same `FixJournal`).
+    package var eventRecorder: (any MonitorEventRecorder)?
     /// Delivers the journal beside the service, if it has destinations.
     package var delivery: (any PausableWork)?
     /// Fixes waiting for delivery, over every destination.
     package var queueDepth: @Sendable () -> Int?
 
-    package init(recorder: any FixRecorder, delivery: (any PausableWork)?, queueDepth: @escaping @Sendable () -> Int?) {
+    package init(
+        recorder: any FixRecorder,
+        eventRecorder: (any MonitorEventRecorder)? = nil,
+        delivery: (any PausableWork)?,
+        queueDepth: @escaping @Sendable () -> Int?
+    ) {
         self.recorder = recorder
+        self.eventRecorder = eventRecorder
         self.delivery = delivery
         self.queueDepth = queueDepth
     }

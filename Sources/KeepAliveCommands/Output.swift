@@ -93,6 +93,9 @@ package struct Output {
         case .status(let status):
             write(status)
             return
+        case .locationEvent(let event):
+            write(event)
+            return
         default: break
         }
         let now = Date()
@@ -148,7 +151,7 @@ package struct Output {
         case .stopped:
             object["event"] = "stopped"
             text = "stopped"
-        case .fix, .status:
+        case .fix, .status, .locationEvent:
             return
         }
         if json {

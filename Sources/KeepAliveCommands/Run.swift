@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import KeepAliveCore
 import KeepAliveHost
+import KeepAliveMonitoring
 import KeepAliveService
 import Logging
 import ServiceLifecycle
@@ -28,9 +29,21 @@ extension KeepAlive {
         @OptionGroup var rules: PolicyOptions
 
         @Option(
-            help: "hybrid (default), none, background-task, renewal, audio-loop, continuous-location, scheduled-refresh."
+            help:
+                "hybrid (default), none, background-task, renewal, audio-loop, continuous-location, scheduled-refresh, monitoring (with --conditions)."
         )
         var strategy: String = "hybrid"
+
+        @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
+
+        @Option(
+            name: .customLong("monitor-state"),
+            help: ArgumentHelp(
+                "Monitoring, standalone: keep the conditions' states and last events in this file (under --host, the host keeps them).",
+                valueName: "file"
+            )
+        )
+        var monitorState: String?
 
         @Option(help: ArgumentHelp("Hybrid: time between polls or pulses.", valueName: "duration"))
         var interval: String = "10s"
@@ -93,6 +106,14 @@ extension KeepAlive {
             }
             if audioWAV?.isEmpty == true { throw ValidationError("--audio-wav needs a path") }
             _ = try makeConfiguration()
+            try monitoring.validate(for: strategy)
+            if monitorState != nil, strategy != KeepAliveStrategyKind.monitoring.rawValue {
+                throw ValidationError("--monitor-state goes with --strategy monitoring")
+            }
+            if monitorState?.isEmpty == true { throw ValidationError("--monitor-state needs a file") }
+            if monitorState != nil, hosted {
+                throw ValidationError("--monitor-state is for the service alone: under --host the host keeps the states")
+            }
             if hostSocket != nil, !hosted { throw ValidationError("--host-socket goes with --host") }
             if hostSocket?.isEmpty == true { throw ValidationError("--host-socket needs a path") }
             _ = try metricsAddress()
@@ -161,6 +182,26 @@ extension KeepAlive {
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
             let manager = try source.makeManager(authorization: authorization)
+            if let conditions = monitoring.conditions {
+                do {
+                    let wanted = try monitoring.read()
+                    configuration.monitoring =
+                        hosted
+                        ? try ServiceMonitoring.hosted(wanted, assuming: monitoring.assuming)
+                        : try ServiceMonitoring.standalone(
+                            wanted,
+                            assuming: monitoring.assuming,
+                            file: monitorState.map { URL(fileURLWithPath: $0) },
+                            pausing: source.replay == nil ? StationaryPause() : nil
+                        )
+                } catch let error as MonitoringError where error.code == .invalidCondition {
+                    output.write(error: ValidationError("the conditions file \(conditions): \(error.message)"))
+                    throw ExitCode(1)
+                } catch {
+                    output.write(error: error)
+                    throw ExitCode(1)
+                }
+            }
             var endpoint: MetricsEndpoint?
             if let (host, port) = try metricsAddress() {
                 do {
@@ -186,6 +227,7 @@ extension KeepAlive {
                     throw ExitCode(1)
                 }
                 configuration.journal = journal?.recorder
+                configuration.eventRecorder = journal?.eventRecorder
                 configuration.delivery = journal?.delivery
             }
             let service = KeepAliveService(

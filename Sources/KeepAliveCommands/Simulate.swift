@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import KeepAliveCore
+import KeepAliveMonitoring
 import KeepAliveSimulation
 
 extension KeepAlive {
@@ -39,8 +40,13 @@ extension KeepAlive {
         @Option(help: "Location authorization: always, when-in-use, denied, restricted, not-determined.")
         var auth: String = "always"
 
-        @Option(help: "none, background-task, renewal, audio-loop, continuous-location, hybrid, scheduled-refresh.")
+        @Option(
+            help:
+                "none, background-task, renewal, audio-loop, continuous-location, hybrid, scheduled-refresh, monitoring (with --conditions and --location-log)."
+        )
         var strategy: String = "background-task"
+
+        @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
 
         @Option(help: ArgumentHelp("How long to simulate.", valueName: "duration"))
         var duration: String = "24h"
@@ -195,11 +201,19 @@ extension KeepAlive {
                 }
                 if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
             }
+            try monitoring.validate(for: self.strategy, needs: "--conditions FILE and --location-log FILE (the track)")
+            if strategy == .monitoring, locationLog == nil {
+                throw ValidationError("--strategy monitoring needs --conditions FILE and --location-log FILE (the track)")
+            }
+            var monitored: [String: MonitorCondition] = [:]
+            if readingLocationLog {
+                do { monitored = try monitoring.read() } catch { throw ValidationError("--conditions: \(error)") }
+            }
             let hybrid = try DriverParsing.hybrid(interval: interval, pulse: pulse)
             guard let latency = Duration(parsing: fixLatency), latency >= .zero else {
                 throw ValidationError("--fix-latency must be a duration such as 1s or 10ms, not '\(fixLatency)'")
             }
-            return Simulator(
+            var simulator = Simulator(
                 profile: profile,
                 authorization: authorization,
                 strategy: strategy,
@@ -211,6 +225,9 @@ extension KeepAlive {
                 recordsTrace: trace,
                 hybridOptions: hybrid
             )
+            simulator.conditions = monitored
+            simulator.conditionsAssume = monitoring.assuming
+            return simulator
         }
     }
 }
@@ -238,6 +255,7 @@ struct SimulationText {
         lines.append(
             "location polls \(report.locationPolls) (fixes \(report.locationFixes)), audio pulses \(report.audioPulses), "
                 + "audio \(report.audioSeconds.fixed(1)) s" + ", wake-ups \(report.wakeups)"
+                + (report.strategy == KeepAliveStrategyKind.monitoring.rawValue ? ", location events \(report.locationEvents)" : "")
         )
         lines += report.notes.map { "note: \($0)" }
         return lines.joined(separator: "\n")

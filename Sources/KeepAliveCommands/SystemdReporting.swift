@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeepAliveCore
+import KeepAliveMonitoring
 import KeepAliveService
 
 /// What `keepalive run` tells systemd (a `Type=notify` unit): `READY=1` once it has word from
@@ -69,6 +70,8 @@ final class SystemdReporting: Sendable {
             case .error(let message):
                 state.location = message
                 becomesReady = true
+            case .locationEvent(let event):
+                state.keepAlive = "\(event.identifier) \(event.state)"
             case .decision, .authorizationChanged, .callback, .status, .stopped:
                 break
             }

@@ -5,12 +5,14 @@ import KeepAliveMonitoring
 /// The host as the device's location service: one watch of the receiver for every app's
 /// conditions, and the app woken, or launched, for each of its events.
 extension AppHost {
-    /// `monitor`: adds the caller's conditions (all or none).
+    /// `monitor`: adds the caller's conditions (all or none). One the app already has, unchanged,
+    /// keeps its state and last event: an app that registers its conditions at every launch
+    /// hears no second entry.
     func addConditions(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
         try requireOwnApp(request, app, "add conditions")
         try requireMonitoringAllowed(app)
         let monitor = try monitor(of: app)
-        let conditions = request.conditions ?? [:]
+        let conditions = (request.conditions ?? [:]).filter { monitor.record(for: $0.key)?.condition != $0.value }
         let added = conditions.keys.filter { monitor.record(for: $0) == nil }.count
         let limit = configuration.maximumConditionsPerApp
         guard monitor.identifiers.count + added <= limit else {

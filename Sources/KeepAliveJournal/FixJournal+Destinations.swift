@@ -54,7 +54,8 @@ extension FixJournal {
     }
 
     /// What `destination` should send next, at most `limit`: dead letters queued for retry
-    /// first, then the records after the last one delivered, in order.
+    /// first, then the fixes after the last one delivered, in order. Events are passed over:
+    /// no destination sends them yet.
     public func pending(for destination: String, limit: Int) throws(JournalError) -> [JournalRecord] {
         try read { db in
             guard let through = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination])
@@ -67,7 +68,7 @@ extension FixJournal {
             )
             let next = try Row.fetchAll(
                 db,
-                sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?",
+                sql: JournalSchema.selectFix + " WHERE seq > ? AND event IS NULL ORDER BY seq LIMIT ?",
                 arguments: [through, limit - retries.count]
             )
             return (retries + next).map(JournalSchema.record)

@@ -3,6 +3,7 @@ import GRDB
 import Glibc
 public import Logging
 public import KeepAliveCore
+public import KeepAliveMonitoring
 
 /// Every fix, durable on disk in order: a SQLite database (through GRDB) in WAL mode, one row
 /// a fix with a sequence number and a stable id, and a queue per delivery destination.
@@ -105,18 +106,33 @@ public final class FixJournal: Sendable {
     /// Stores fixes in one transaction, in order.
     @discardableResult
     public func append(contentsOf locations: [Location]) throws(JournalError) -> [JournalRecord] {
-        guard !locations.isEmpty else { return [] }
+        try append(entries: locations.map { ($0, nil) })
+    }
+
+    /// Stores a location event after the fixes stored so far; its record's `location` is the
+    /// fix that decided it. Durable (at the journal's `durability`) when this returns.
+    /// Destinations do not send events yet: their queues pass over them.
+    @discardableResult
+    public func append(_ event: MonitorEvent) throws(JournalError) -> JournalRecord {
+        try append(entries: [(event.location, event)])[0]
+    }
+
+    private func append(entries: [(location: Location, event: MonitorEvent?)]) throws(JournalError) -> [JournalRecord] {
+        guard !entries.isEmpty else { return [] }
         let recordedAt = now()
         let battery = battery()
         let records: [JournalRecord]
         do {
             records = try database.write { db in
                 let insert = try db.cachedStatement(sql: JournalSchema.insertFix)
-                return try locations.map { location in
+                return try entries.map { location, event in
                     let id = UUID().uuidString.lowercased()
-                    try insert.execute(arguments: JournalSchema.arguments(location, id: id, recordedAt: recordedAt, battery: battery))
+                    try insert.execute(
+                        arguments: JournalSchema.arguments(location, event: event, id: id, recordedAt: recordedAt, battery: battery)
+                    )
                     return JournalRecord(
-                        sequence: db.lastInsertedRowID, id: id, location: location, recordedAt: recordedAt, battery: battery
+                        sequence: db.lastInsertedRowID, id: id, location: location, recordedAt: recordedAt, battery: battery,
+                        event: event
                     )
                 }
             }
@@ -134,7 +150,7 @@ public final class FixJournal: Sendable {
         return records
     }
 
-    /// Up to `limit` records after `sequence`, in order.
+    /// Up to `limit` records (fixes and events) after `sequence`, in order.
     public func records(after sequence: Int64, limit: Int = 1_000) throws(JournalError) -> [JournalRecord] {
         try read { db in
             try Row.fetchAll(db, sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [sequence, limit])
@@ -142,11 +158,29 @@ public final class FixJournal: Sendable {
         }
     }
 
-    /// Calls `body` with every record whose fix time is in `from...to` (all when `nil`), in
-    /// order, reading in pages so memory stays constant whatever the journal's size.
+    /// Calls `body` with every record (fixes and events) whose fix time is in `from...to` (all
+    /// when `nil`), in order, reading in pages so memory stays constant whatever the journal's size.
     public func forEachRecord(
         from: Date? = nil,
         to: Date? = nil,
+        _ body: (JournalRecord) throws -> Void
+    ) throws {
+        try forEachRecord(from: from, to: to, eventsOnly: false, body)
+    }
+
+    /// The events among the records of ``forEachRecord(from:to:_:)``, in order.
+    public func forEachEvent(
+        from: Date? = nil,
+        to: Date? = nil,
+        _ body: (JournalRecord) throws -> Void
+    ) throws {
+        try forEachRecord(from: from, to: to, eventsOnly: true, body)
+    }
+
+    private func forEachRecord(
+        from: Date?,
+        to: Date?,
+        eventsOnly: Bool,
         _ body: (JournalRecord) throws -> Void
     ) throws {
         var after: Int64 = 0
@@ -157,7 +191,8 @@ public final class FixJournal: Sendable {
                 try Row.fetchAll(
                     db,
                     sql: JournalSchema.selectFix
-                        + " WHERE seq > ? AND coalesce(fixTime, recordedAt) BETWEEN ? AND ? ORDER BY seq LIMIT 2000",
+                        + " WHERE seq > ? AND coalesce(fixTime, recordedAt) BETWEEN ? AND ?"
+                        + (eventsOnly ? " AND event IS NOT NULL" : "") + " ORDER BY seq LIMIT 2000",
                     arguments: [after, lower, upper]
                 ).map(JournalSchema.record)
             }
@@ -208,7 +243,10 @@ public final class FixJournal: Sendable {
     }
 }
 
-extension FixJournal: FixRecorder {
-    /// Appends `fix` (see ``append(_:)``).
+extension FixJournal: FixRecorder, MonitorEventRecorder {
+    /// Appends `fix`: a fix record.
     public func record(_ fix: Location) throws { _ = try append(fix) }
+
+    /// Appends `event`: an event record, after the fixes stored so far.
+    public func record(_ event: MonitorEvent) throws { _ = try append(event) }
 }

@@ -1,8 +1,11 @@
 public import FoundationEssentials
 public import KeepAliveCore
+public import KeepAliveMonitoring
 
 /// One fix as the journal keeps it: its place in the journal, a stable unique id, the fix
 /// itself (its own time in `location.timestamp`), and when and with what battery it was recorded.
+/// A record with an ``event`` is a location event (a region entered or left, a significant
+/// change, a visit), in order with the fixes; its `location` is the fix that decided it.
 public struct JournalRecord: Sendable, Hashable {
     /// The journal's sequence number: increasing, never reused.
     public var sequence: Int64
@@ -14,13 +17,23 @@ public struct JournalRecord: Sendable, Hashable {
     public var recordedAt: Date
     /// The battery's charge in percent when it was recorded, where the machine has a battery.
     public var battery: Int?
+    /// The location event this record is, or `nil` for a fix.
+    public var event: MonitorEvent?
 
     /// A record as stored.
-    public init(sequence: Int64, id: String, location: Location, recordedAt: Date, battery: Int? = nil) {
+    public init(
+        sequence: Int64,
+        id: String,
+        location: Location,
+        recordedAt: Date,
+        battery: Int? = nil,
+        event: MonitorEvent? = nil
+    ) {
         self.sequence = sequence
         self.id = id
         self.location = location
         self.recordedAt = recordedAt
         self.battery = battery
+        self.event = event
     }
 }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GRDB
 import KeepAliveCore
+import KeepAliveMonitoring
 
 /// The journal's tables, their migrations, and how a fix maps to a row.
 enum JournalSchema {
@@ -54,28 +55,71 @@ enum JournalSchema {
                     """
             )
         }
+        // Location events (regions, significant changes, visits) in the same sequence as the
+        // fixes: a row whose `event` is set is an event, its position the fix that decided it.
+        migrator.registerMigration("v2 events") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE fix ADD COLUMN event TEXT;
+                    CREATE INDEX fixEvent ON fix(seq) WHERE event IS NOT NULL;
+                    """
+            )
+        }
         return migrator
     }()
 
     static let insertFix = """
         INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, altitudeHAE, altitudeMSL,
-            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery, event)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
     static let selectFix = """
         SELECT seq, uid, fixTime, recordedAt, latitude, longitude, altitudeHAE, altitudeMSL,
-            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery
+            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery, event
         FROM fix
         """
 
-    static func arguments(_ location: Location, id: String, recordedAt: Date, battery: Int?) -> StatementArguments {
+    static func arguments(_ location: Location, event: MonitorEvent?, id: String, recordedAt: Date, battery: Int?) -> StatementArguments {
         [
             id, location.timestamp?.timeIntervalSince1970, recordedAt.timeIntervalSince1970,
             location.latitude, location.longitude, location.altitudeHAE, location.altitudeMSL,
             location.horizontalAccuracy, location.verticalAccuracy, location.speed, location.course,
             location.mode.rawValue, location.quality?.rawValue, location.satellitesUsed, location.device, battery,
+            event.map(StoredEvent.init).map(StoredEvent.json),
         ]
+    }
+
+    /// An event as its row's `event` column keeps it: all but the fix, which is the row's.
+    struct StoredEvent: Codable {
+        var identifier: String
+        var state: MonitorState
+        var date: Double
+        var visit: Visit?
+
+        init(_ event: MonitorEvent) {
+            identifier = event.identifier
+            state = event.state
+            date = event.date.timeIntervalSince1970
+            visit = event.visit
+        }
+
+        static func json(_ event: StoredEvent) -> String {
+            // Encoding plain strings, numbers and dates cannot fail.
+            String(decoding: (try? JSONEncoder().encode(event)) ?? Data("{}".utf8), as: UTF8.self)
+        }
+
+        /// The event of a row, or `nil` for a fix (or a column no version of the journal wrote).
+        static func event(_ json: String?, location: Location) -> MonitorEvent? {
+            guard let json, let stored = try? JSONDecoder().decode(StoredEvent.self, from: Data(json.utf8)) else { return nil }
+            return MonitorEvent(
+                identifier: stored.identifier,
+                state: stored.state,
+                date: Date(timeIntervalSince1970: stored.date),
+                location: location,
+                visit: stored.visit
+            )
+        }
     }
 
     static func record(_ row: Row) -> JournalRecord {
@@ -101,7 +145,8 @@ enum JournalSchema {
             id: row[1],
             location: location,
             recordedAt: Date(timeIntervalSince1970: row[3]),
-            battery: row[16]
+            battery: row[16],
+            event: StoredEvent.event(row[17], location: location)
         )
     }
 }

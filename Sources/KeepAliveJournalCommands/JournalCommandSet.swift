@@ -48,7 +48,7 @@ package struct JournalCommandSet: JournalCommands {
                 output.write($0)
             }
         }
-        return ServiceJournal(recorder: journal, delivery: delivery) {
+        return ServiceJournal(recorder: journal, eventRecorder: journal, delivery: delivery) {
             (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }
         }
     }

@@ -192,7 +192,9 @@ public final class LocationMonitor: Sendable {
     /// every ``StationaryPause/checkInterval`` instead; `nil` watches all the time.
     ///
     /// `handler` gets each event too, in order, before this returns: the way to see every
-    /// event of a replay that ends (a stream's consumer may still be behind). `forEachFix` gets
+    /// event of a replay that ends (a stream's consumer may still be behind). It gets them before
+    /// the file is saved, so what it keeps durably (a journal) has every event at least once,
+    /// a crash between the two telling it again at the next start. `forEachFix` gets
     /// every fix the watch and the checks bring, before it is evaluated: the way for one watch
     /// to serve other monitors (the host's, one per app), paused when this one pauses.
     public func monitor(
@@ -225,7 +227,7 @@ public final class LocationMonitor: Sendable {
                 try await manager.updates(LocationFilter()) { [weak self] update in
                     guard case .location(let fix) = update, let self else { return }
                     handler.fixes(fix)
-                    self.evaluate(fix).forEach(handler.events)
+                    self.evaluate(fix, handler: handler)
                     if untilStationary, self.isStationary { signal.yield() }
                 }
                 return false
@@ -260,11 +262,20 @@ public final class LocationMonitor: Sendable {
                 continue
             }
             handler.fixes(fix)
-            evaluate(fix).forEach(handler.events)
+            evaluate(fix, handler: handler)
             // Moved (or an outlier): stationary again only after a new stay, so a false alarm
             // costs one stationary dwell of watching.
             if state.withLock({ $0.engine.restartStationaryDetectionIfLeaving() }) { return true }
         }
+    }
+
+    /// Evaluates `fix`, hands its events to the handler, then saves them: an event the handler
+    /// has taken (journaled, say) before it is saved is told again after a crash, never lost.
+    private func evaluate(_ fix: Location, handler: Feed) {
+        let events = evaluateBeforeSaving(fix)
+        guard !events.isEmpty else { return }
+        events.forEach(handler.events)
+        saveEvents()
     }
 
     /// Where ``monitor(_:pausing:handler:forEachFix:)`` hands what it sees.

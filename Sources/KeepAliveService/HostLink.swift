@@ -1,6 +1,7 @@
 import FoundationEssentials
 import KeepAliveCore
 import KeepAliveHost
+import KeepAliveMonitoring
 
 /// A service running as an app of `keepalive host`: what its model does is reported to the
 /// host, whose copy of the rules is the one that freezes it, and the host's lifecycle
@@ -60,6 +61,7 @@ struct HostLink {
         post: @escaping @Sendable (ApplicationCommand) -> Void,
         prepareForSuspension: @escaping @Sendable () async -> Void,
         resumed: @escaping @Sendable () -> Void,
+        locationEvent: @escaping @Sendable (MonitorEvent) -> Void,
         note: @escaping @Sendable (String) -> Void
     ) -> Task<Void, Never> {
         let client = client
@@ -87,6 +89,9 @@ struct HostLink {
                 case .runTask:
                     note("host: run scheduled task \(notice.name ?? "")")
                     post(.runScheduledTask(notice.name ?? ""))
+                case .locationEvent:
+                    guard let event = notice.monitorEvent else { break }
+                    locationEvent(event)
                 case .terminate:
                     note("host: asked to stop")
                 default:

@@ -3,6 +3,7 @@ public import Logging
 public import KeepAliveAudio
 public import KeepAliveCore
 public import KeepAliveHost
+public import KeepAliveMonitoring
 
 /// The keep-alive service: an application model on the real clock, a keep-alive strategy
 /// (hybrid by default) with real silent audio and gpsd polls, a foreground location watch,
@@ -32,6 +33,11 @@ public struct KeepAliveService: Sendable {
         /// Every fix the service delivers (watched or polled) is recorded here: a `FixJournal`
         /// keeps them durably.
         public var journal: (any FixRecorder)?
+        /// The conditions of the ``KeepAliveStrategyKind/monitoring`` strategy, and who watches them.
+        public var monitoring: ServiceMonitoring?
+        /// Every location event of the monitoring strategy is recorded here, after the fix that
+        /// decided it: a `FixJournal` keeps them in order with the fixes.
+        public var eventRecorder: (any MonitorEventRecorder)?
         /// Runs beside the service, paused while the host freezes the app: a `JournalDelivery`
         /// delivers the journal to tracking servers (and `keepalive upload` takes over while paused).
         public var delivery: (any PausableWork)?
@@ -56,8 +62,11 @@ public struct KeepAliveService: Sendable {
         case poll(Result<Location, LocationError>)
         /// A silent pulse played (or failed: `error`).
         case pulse(length: Duration, device: String, error: String?)
-        /// A fix from the foreground watch.
+        /// A fix from the foreground watch (or the monitoring strategy's own watch).
         case fix(Location)
+        /// A condition of the monitoring strategy changed state: a region entered or left, a
+        /// significant change, a visit begun or ended. The app was woken for it.
+        case locationEvent(MonitorEvent)
         /// The location source's status: connected, lost, reconnecting...
         case status(LocationStatus)
         /// The authorization changed (another process, a prompt, a grant running out).
@@ -119,6 +128,15 @@ public struct KeepAliveService: Sendable {
             guard let journal else { return }
             do { try journal.record(fix) } catch { emit(.error("\(error)")) }
         }
+        let eventRecorder = configuration.eventRecorder
+        // An event: journaled after its fix, told, and the app woken for the event budget.
+        let handle: @Sendable (MonitorEvent) -> Void = { event in
+            if let eventRecorder {
+                do { try eventRecorder.record(event) } catch { emit(.error("\(error)")) }
+            }
+            emit(.locationEvent(event))
+            post.yield(.wakeForLocationEvent)
+        }
         let delivery = configuration.delivery
         let deliveryTask = delivery.map { delivery in Task { await delivery.run() } }
         let app = Application(
@@ -138,6 +156,9 @@ public struct KeepAliveService: Sendable {
         )
         (strategy as? HybridKeepAlive)?.onCallback = { emit(.callback) }
         let hostLink = configuration.host.map { HostLink(client: $0.client, app: $0.app) }
+        let monitoring = configuration.strategy == .monitoring ? configuration.monitoring : nil
+        // Standalone, the service's own monitor is the app's one watch, foreground or not.
+        let ownMonitor = hostLink == nil ? monitoring?.monitor : nil
         hostLink?.report(app)
         let hostNotices = hostLink?.follow(
             post: { post.yield($0) },
@@ -150,8 +171,24 @@ public struct KeepAliveService: Sendable {
                 locationManager.resumeAfterSuspension()
                 delivery?.resume()
             },
+            locationEvent: { event in
+                record(event.location)
+                handle(event)
+            },
             note: { emit(.decision($0)) }
         )
+        let registration = hostLink.flatMap { link in
+            monitoring.map { monitoring in
+                Task {
+                    do {
+                        try await monitoring.register(with: link.client)
+                        emit(.decision("host: watching \(monitoring.conditions.count) conditions for the app"))
+                    } catch {
+                        emit(.error("the host did not take the conditions: \(error)"))
+                    }
+                }
+            }
+        }
 
         // The app's own foreground work: a location watch while active.
         var watch: Task<Void, Never>?
@@ -160,7 +197,7 @@ public struct KeepAliveService: Sendable {
             emit(.lifecycle(event))
             manager.applicationState = app.state
             switch event {
-            case .didBecomeActive:
+            case .didBecomeActive where ownMonitor == nil:
                 watch?.cancel()
                 watch = Task {
                     do {
@@ -199,6 +236,18 @@ public struct KeepAliveService: Sendable {
                 authorization: status
             )
         )
+        let monitorWatch = ownMonitor.map { monitor in
+            Task { [locationManager] in
+                do {
+                    try await monitor.monitor(locationManager, pausing: monitoring?.pause, handler: handle) { fix in
+                        record(fix)
+                        emit(.fix(fix))
+                    }
+                } catch {
+                    emit(.error("monitoring: \(error)"))
+                }
+            }
+        }
         app.launch()
         if configuration.startsInBackground { app.enterBackground() }
         await ApplicationRunLoop(clock: DispatchClock()).run(
@@ -222,6 +271,9 @@ public struct KeepAliveService: Sendable {
         watch?.cancel()
         authorizationWatch?.cancel()
         hostNotices?.cancel()
+        registration?.cancel()
+        monitorWatch?.cancel()
+        await monitorWatch?.value
         forwarder.cancel()
         audio.stopLoop()
         location.stopUpdates()

@@ -34,8 +34,10 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     public var audioPulses: Int
     /// Seconds of silent audio played, pulses and loops.
     public var audioSeconds: Double
-    /// Times the app's code ran in the background (timers, expiration handlers).
+    /// Times the app's code ran in the background (timers, expiration handlers, location events).
     public var wakeups: Int
+    /// Location events of the monitoring strategy's conditions (each woke the app).
+    public var locationEvents: Int = 0
     /// Every suspension, in order.
     public var suspensions: [Suspension]
     /// Errors and decisions the strategy noted ("play failed: ...").
@@ -48,7 +50,7 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case strategy, profile, authorization, durationSeconds, survived, suspendedAt, terminatedAt
         case terminationReason, backgroundAliveSeconds, locationPolls, locationFixes, audioPulses, audioSeconds
-        case wakeups, suspensions, notes, trace, timeline
+        case wakeups, locationEvents, suspensions, notes, trace, timeline
     }
 
     /// Writes every key, absent times as `null`, so consumers need not guess.
@@ -68,6 +70,7 @@ public struct SimulationReport: Sendable, Hashable, Codable {
         try container.encode(audioPulses, forKey: .audioPulses)
         try container.encode(audioSeconds, forKey: .audioSeconds)
         try container.encode(wakeups, forKey: .wakeups)
+        try container.encode(locationEvents, forKey: .locationEvents)
         try container.encode(suspensions, forKey: .suspensions)
         try container.encode(notes, forKey: .notes)
         try container.encodeIfPresent(trace, forKey: .trace)

@@ -2,13 +2,14 @@ import KeepAliveCore
 
 extension SimulationTimeline {
     /// The timeline drawn as a standalone SVG: one lane each for the app's state, background
-    /// tasks, location activity, audio and the script's events, over a time axis.
+    /// tasks, location activity, audio and the script's events, and the location events that
+    /// woke the app when there were any, over a time axis.
     ///
     /// Every span and mark is one element with a class (`state`, `task`, `poll`, `pulse`,
-    /// `script`) and a `<title>` that says what and when, so the picture can be checked by
+    /// `script`, `event`) and a `<title>` that says what and when, so the picture can be checked by
     /// counting and read by hovering.
     public func svg(title: String) -> String {
-        var drawing = TimelineDrawing(duration: max(duration, 1))
+        var drawing = TimelineDrawing(duration: max(duration, 1), lanes: locationEvents.isEmpty ? 5 : 6)
         drawing.title(title)
         drawing.lane(0, "app state")
         for span in states {
@@ -28,6 +29,10 @@ extension SimulationTimeline {
             row = drawing.x(mark.at) - lastLabel < 80 ? 1 - row : 0
             lastLabel = drawing.x(mark.at)
             drawing.mark(mark, row: row)
+        }
+        if !locationEvents.isEmpty {
+            drawing.lane(5, "location events")
+            for mark in locationEvents { drawing.event(mark, lane: 5) }
         }
         drawing.axis()
         drawing.legend(Self.stateColors.sorted { $0.key < $1.key })
@@ -49,10 +54,13 @@ private struct TimelineDrawing {
     let top = 50.0
     let laneHeight = 26.0
     let laneGap = 10.0
-    let lanes = 5
+    let lanes: Int
     private var body: [String] = []
 
-    init(duration: Double) { self.duration = duration }
+    init(duration: Double, lanes: Int) {
+        self.duration = duration
+        self.lanes = lanes
+    }
 
     var plotWidth: Double { width - left - right }
     var plotBottom: Double { laneY(lanes) - laneGap }
@@ -85,6 +93,14 @@ private struct TimelineDrawing {
         let opacityAttribute = opacity < 1 ? ##" fill-opacity="\##(opacity)""## : ""
         body.append(
             ##"<rect class="\##(kind)" x="\##(start.fixed(2))" y="\##(y)" width="\##((end - start).fixed(2))" height="\##(height)" fill="\##(fill)"\##(opacityAttribute)><title>\##(Self.escape(label))</title></rect>"##
+        )
+    }
+
+    /// A location event: a tick in its lane, what happened in its title.
+    mutating func event(_ mark: SimulationTimeline.Mark, lane: Int) {
+        let at = x(mark.at)
+        body.append(
+            ##"<rect class="event" x="\##((at - 1).fixed(2))" y="\##(laneY(lane) + 2)" width="3" height="\##(laneHeight - 4)" fill="#f9a825"><title>\##(Self.clock(mark.at)) \##(Self.escape(mark.label))</title></rect>"##
         )
     }
 

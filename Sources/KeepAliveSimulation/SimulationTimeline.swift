@@ -34,6 +34,8 @@ public struct SimulationTimeline: Sendable, Hashable, Codable {
     public var audio: [Span] = []
     /// The script's events: lifecycle commands, authorization changes, gps, power and network.
     public var script: [Mark] = []
+    /// The monitoring strategy's location events (`middle satisfied`), each a wake-up.
+    public var locationEvents: [Mark] = []
 
     /// An empty timeline of `duration` seconds.
     public init(duration: Double) { self.duration = duration }
@@ -84,6 +86,10 @@ final class SimulationTimelineRecorder {
         case .scheduledRequestSubmitted, .scheduledTaskCompleted:
             break
         }
+    }
+
+    func note(locationEvent label: String, at time: Double) {
+        timeline.locationEvents.append(.init(at: time, label: label))
     }
 
     func note(script action: SimulationScript.Action, at time: Double) {

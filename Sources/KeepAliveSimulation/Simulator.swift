@@ -1,6 +1,7 @@
 import FoundationEssentials
 public import Logging
 public import KeepAliveCore
+public import KeepAliveMonitoring
 
 /// Runs a keep-alive strategy against the execution model in virtual time: no gpsd, no sound
 /// card, 24 hours in milliseconds.
@@ -27,6 +28,12 @@ public struct Simulator {
     public var recordsTimeline: Bool
     /// The hybrid driver's options (interval, pulse length...).
     public var hybridOptions: HybridKeepAliveMachine.Options
+    /// The monitoring strategy's conditions, by identifier. The system watches them for the
+    /// app over ``fixes`` played as a track at their own times from launch, and wakes the app
+    /// for each event (the profile's event budget).
+    public var conditions: [String: MonitorCondition] = [:]
+    /// The state the conditions start in (`.unsatisfied`: no event until entered).
+    public var conditionsAssume: MonitorState = .unknown
 
     /// A simulation: by default the iOS 13 rules, always authorized, 24 hours in the background.
     public init(
@@ -91,8 +98,29 @@ public struct Simulator {
         }
         let strategyObject = strategy.make(context, hybridOptions: hybridOptions)
 
+        // The monitoring strategy: the system's monitor sees the track and wakes the app.
+        let monitor = strategy == .monitoring ? makeMonitor(notes: &notes) : nil
+        var locationEvents = 0
+        var track = monitor == nil ? [] : Self.track(fixes)
+        track.removeAll { $0.time > duration }
+
         app.launch()
+        var nextFix = track.startIndex
+        func playTrack(until time: Duration, including: Bool) {
+            while nextFix < track.endIndex, track[nextFix].time < time || (including && track[nextFix].time == time) {
+                let (at, fix) = track[nextFix]
+                nextFix += 1
+                app.advance(to: at)
+                for event in monitor?.evaluate(fix) ?? [] {
+                    locationEvents += 1
+                    record("location event: \(event.identifier) \(event.state)")
+                    timeline?.note(locationEvent: "\(event.identifier) \(event.state)", at: at.seconds)
+                    app.wakeForLocationEvent()
+                }
+            }
+        }
         for event in script.events where event.time <= duration {
+            playTrack(until: event.time, including: false)
             app.advance(to: event.time)
             record("script: \(event.action)")
             timeline?.note(script: event.action, at: event.time.seconds)
@@ -106,6 +134,7 @@ public struct Simulator {
             case .network(let up): app.conditions.hasNetwork = up
             }
         }
+        playTrack(until: duration, including: true)
         app.advance(to: duration)
         app.finishAccounting()
         audio.finishAccounting()
@@ -129,10 +158,39 @@ public struct Simulator {
             audioPulses: audio.pulses,
             audioSeconds: audio.playedTime.seconds,
             wakeups: statistics.wakeups,
+            locationEvents: locationEvents,
             suspensions: statistics.suspensions.map { .init(at: relative($0.at), cause: $0.cause.rawValue) },
             notes: notes,
             trace: recordsTrace ? trace : nil,
             timeline: timeline?.finish(at: duration.seconds)
         )
+    }
+
+    /// The conditions in a monitor; a bad one is a note, and the monitor goes on without it.
+    private func makeMonitor(notes: inout [String]) -> LocationMonitor? {
+        guard let monitor = try? LocationMonitor(named: "simulation") else { return nil }
+        for (identifier, condition) in conditions.sorted(by: { $0.key < $1.key }) {
+            do {
+                try monitor.add(condition, identifier: identifier, assuming: conditionsAssume)
+            } catch {
+                notes.append("condition \(identifier) not monitored: \(error.message)")
+            }
+        }
+        return monitor
+    }
+
+    /// The fixes as a track from launch: each at its time after the first timed one (a fix
+    /// without a time a second after the one before).
+    static func track(_ fixes: [Location]) -> [(time: Duration, fix: Location)] {
+        let origin = fixes.lazy.compactMap(\.timestamp).first
+        var last = Duration.zero
+        return fixes.enumerated().map { index, fix in
+            if let time = fix.timestamp, let origin {
+                last = max(last, .milliseconds(Int64((time.timeIntervalSince(origin) * 1000).rounded())))
+            } else if index > 0 {
+                last += .seconds(1)
+            }
+            return (last, fix)
+        }
     }
 }

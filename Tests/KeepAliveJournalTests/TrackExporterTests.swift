@@ -63,6 +63,6 @@ import Testing
         let last = try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any]
         #expect(last?["sequence"] as? Int == 2500 && last?["speed"] as? Double == 10)
         let csv = try export(journal, .csv).split(separator: "\n")
-        #expect(csv.count == 2501 && csv[1].split(separator: ",", omittingEmptySubsequences: false).count == 14)
+        #expect(csv.count == 2501 && csv[1].split(separator: ",", omittingEmptySubsequences: false).count == 16, "with the event and state columns")
     }
 }

@@ -39,3 +39,47 @@ struct MonitorStreamTests {
         #expect(monitor.record(for: "home")?.lastEvent == received[1])
     }
 }
+
+/// A watching monitor hands each event to its handler before it saves the event to its file:
+/// what the handler keeps durably (a journal) has the event even if the process dies before
+/// the save, and a restart from the file tells it again: at least once, never lost.
+struct MonitorHandlerOrderTests {
+    @Test func theHandlerHasEachEventBeforeTheFileSaysIt() async throws {
+        let file = MonitorFileTests.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let source = ScriptedLocationSource()
+        let manager = LocationManager(source: source)
+        let monitor = try LocationMonitor(named: "order", file: file)
+        let home = TrackScript.point(north: 0, east: 0)
+        try monitor.add(.circle(center: home, radius: 200), identifier: "home", assuming: .unsatisfied)
+        // What the file said when the handler had each event: read by a second monitor, as a restart would.
+        let savedWhenHandled = Locked<[MonitorState?]>([])
+        let handled = Locked(0)
+        let watching = Task {
+            try await monitor.monitor(manager, pausing: nil) { _ in
+                let restarted = try? LocationMonitor(named: "order", file: file)
+                savedWhenHandled.withLock { $0.append(restarted?.record(for: "home")?.state) }
+                handled.withLock { $0 += 1 }
+            }
+        }
+        await source.waitForSessions(1)
+        for second in 0..<40 {
+            let point = TrackScript.point(north: 0, east: 400 - 10 * Double(second))
+            source.sendFix(
+                latitude: point.latitude, longitude: point.longitude, accuracy: 5,
+                at: TrackScript.start.addingTimeInterval(Double(second))
+            )
+        }
+        try await waitFor { handled.withLock { $0 } == 1 }
+        watching.cancel()
+        try await watching.value
+        #expect(savedWhenHandled.withLock { $0 } == [.unsatisfied], "the file still had the state before the event")
+        #expect(try LocationMonitor(named: "order", file: file).record(for: "home")?.state == .satisfied, "saved after")
+    }
+
+    /// Polls `condition` every 10 ms for up to 10 s (the scripted fixes are handled on another task).
+    func waitFor(_ condition: () -> Bool) async throws {
+        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
+    }
+}

@@ -16,6 +16,9 @@ public enum ApplicationCommand: Sendable, Hashable {
     case runScheduledTask(String)
     /// The host says a running scheduled task's time is nearly up.
     case scheduledTaskExpiring(String)
+    /// A location event (a region, a significant change, a visit) woke the app: it runs in the
+    /// background for the profile's event budget (``Application/wakeForLocationEvent()``).
+    case wakeForLocationEvent
     /// A device finished something; handed to the run loop's `deliver` in its isolation.
     case deliver(DeviceCompletion)
     /// Changes nothing: one more turn of the loop, which shows it still turns (systemd's
@@ -103,6 +106,7 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                     case .resumedByHost: app.resumeByHost()
                     case .runScheduledTask(let identifier): app.runScheduledTask(identifier: identifier)
                     case .scheduledTaskExpiring(let identifier): app.expireScheduledTask(identifier: identifier)
+                    case .wakeForLocationEvent: app.wakeForLocationEvent()
                     case .deliver(let completion): deliver(completion)
                     case .heartbeat: break
                     }

@@ -21,6 +21,10 @@ public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Cod
     /// Suspended in the background, woken by a scheduled refresh task every interval for one
     /// fix (needs the fetch mode).
     case scheduledRefresh = "scheduled-refresh"
+    /// Keeps nothing alive: suspended in the background (frozen under the host) and woken for
+    /// its location events (regions, significant changes, visits) by a monitor outside it,
+    /// the host's or the service's own, for the profile's event budget each time.
+    case monitoring
 
     /// The strategy's name on the command line.
     public var description: String { rawValue }
@@ -38,7 +42,7 @@ public enum KeepAliveStrategyKind: String, Sendable, Hashable, CaseIterable, Cod
     ) -> any KeepAliveStrategy {
         let strategy: any KeepAliveStrategy =
             switch self {
-            case .none: NoKeepAlive()
+            case .none, .monitoring: NoKeepAlive()
             case .backgroundTask: BackgroundTaskKeepAlive(context)
             case .renewal: RenewalKeepAlive(context)
             case .audioLoop: TaskThenAssertionKeepAlive.audioLoop(context)

@@ -21,21 +21,8 @@ enum OwnTracksPayload {
         integer("vel", fix.speed.map { $0 * 3.6 })
         integer("cog", fix.course)
         if let battery = record.battery { json += ",\"batt\":\(battery)" }
-        if let trackerID { json += ",\"tid\":\"\(escaped(trackerID))\"" }
+        if let trackerID { json += ",\"tid\":\"\(trackerID.jsonEscaped)\"" }
         json += ",\"created_at\":\(Int64(record.recordedAt.timeIntervalSince1970.rounded(.down)))}"
         return json
-    }
-
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20: result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
     }
 }

@@ -1,9 +1,14 @@
 public import FoundationEssentials
 import KeepAliveCore
+import KeepAliveMonitoring
 
-/// Writes a journal's fixes as a track, streamed: records are read in pages and written in
-/// 64 KB chunks, so memory stays constant whatever the journal's size. The output is always
-/// complete (headers and closing tags) when `export` returns.
+/// Writes a journal's fixes as a track, with its location events, streamed: records are read in
+/// pages and written in 64 KB chunks, so memory stays constant whatever the journal's size. The
+/// output is always complete (headers and closing tags) when `export` returns.
+///
+/// Events are GPX waypoints (`wpt`, before the track: name the condition, type its state),
+/// GeoJSON Point features with `event` and `state` properties, and `event` and `state` fields
+/// in NDJSON and CSV, each in order with the fixes.
 public struct TrackExporter: Sendable {
     /// What it writes.
     public var format: TrackFormat
@@ -19,7 +24,7 @@ public struct TrackExporter: Sendable {
         self.name = name
     }
 
-    /// Writes every fix of `journal` with a time in `from...to` to `write`; returns how many.
+    /// Writes every fix and event of `journal` with a time in `from...to` to `write`; returns how many.
     @discardableResult
     public func export(
         _ journal: FixJournal,
@@ -39,9 +44,18 @@ public struct TrackExporter: Sendable {
         var count = 0
         var previous: Date?
         try emit(header)
+        if format == .gpx {
+            // GPX puts waypoints before the track: the events first, in a pass of their own.
+            try journal.forEachEvent(from: from, to: to) { record in
+                try emit(waypoint(record))
+                count += 1
+            }
+            try emit("<trk>\n  <name>\(Self.escapedXML(name))</name>\n")
+        }
         try journal.forEachRecord(from: from, to: to) { record in
             let time = record.location.timestamp ?? record.recordedAt
             if format == .gpx {
+                guard record.event == nil else { return }
                 if previous == nil {
                     try emit("  <trkseg>\n")
                 } else if let previous, time.timeIntervalSince(previous) > segmentGap.seconds {
@@ -49,10 +63,10 @@ public struct TrackExporter: Sendable {
                 }
             }
             try emit(line(record, time: time, first: count == 0))
-            previous = time
+            if record.event == nil { previous = time }
             count += 1
         }
-        try emit(footer(hadPoints: count > 0))
+        try emit(footer(hadPoints: previous != nil))
         if !buffer.isEmpty { try write(buffer[...]) }
         return count
     }
@@ -64,13 +78,12 @@ public struct TrackExporter: Sendable {
             <?xml version="1.0" encoding="UTF-8"?>
             <gpx version="1.1" creator="keepalive" xmlns="http://www.topografix.com/GPX/1/1" \
             xmlns:keepalive="https://github.com/locationkeepalive/gpx/1">
-            <trk>
-              <name>\(Self.escapedXML(name))</name>
 
             """
         case .geojson: "{\"type\":\"FeatureCollection\",\"features\":[\n"
         case .ndjson: ""
-        case .csv: "sequence,id,time,recorded_at,latitude,longitude,altitude,horizontal_accuracy,vertical_accuracy,speed,course,mode,satellites,battery\n"
+        case .csv:
+            "sequence,id,time,recorded_at,latitude,longitude,altitude,horizontal_accuracy,vertical_accuracy,speed,course,mode,satellites,battery,event,state\n"
         }
     }
 
@@ -109,6 +122,7 @@ public struct TrackExporter: Sendable {
             ] {
                 if let value, value.isFinite { properties += ",\"\(key)\":\(value.fixed(3))" }
             }
+            if let event = record.event { properties += Self.eventProperties(event) }
             return (first ? "" : ",\n")
                 + "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[\(fix.longitude.fixed(7)),\(fix.latitude.fixed(7))"
                 + (altitude.map { ",\($0.fixed(2))" } ?? "") + "]},\"properties\":{\(properties)}}"
@@ -123,6 +137,7 @@ public struct TrackExporter: Sendable {
             }
             object += ",\"mode\":\(fix.mode.rawValue)"
             if let battery = record.battery { object += ",\"battery\":\(battery)" }
+            if let event = record.event { object += Self.eventProperties(event) }
             return object + "}\n"
         case .csv:
             func field(_ value: Double?, _ decimals: Int) -> String { value.map { $0.fixed(decimals) } ?? "" }
@@ -130,9 +145,49 @@ public struct TrackExporter: Sendable {
                 "\(record.sequence)", record.id, when, Self.iso(record.recordedAt), fix.latitude.fixed(7), fix.longitude.fixed(7),
                 field(altitude, 2), field(fix.horizontalAccuracy, 2), field(fix.verticalAccuracy, 2), field(fix.speed, 3),
                 field(fix.course, 2), "\(fix.mode.rawValue)", fix.satellitesUsed.map(String.init) ?? "",
-                record.battery.map(String.init) ?? "",
+                record.battery.map(String.init) ?? "", record.event.map { Self.csvField($0.identifier) } ?? "",
+                record.event?.state.rawValue ?? "",
             ].joined(separator: ",") + "\n"
         }
+    }
+
+    /// A GPX waypoint for an event: its fix's place, the event's time, the condition's
+    /// identifier as the name and what happened as the description and type.
+    private func waypoint(_ record: JournalRecord) -> String {
+        guard let event = record.event else { return "" }
+        let fix = record.location
+        var point = "<wpt lat=\"\(fix.latitude.fixed(7))\" lon=\"\(fix.longitude.fixed(7))\">"
+        if let altitude = fix.altitudeMSL ?? fix.altitudeHAE { point += "<ele>\(altitude.fixed(2))</ele>" }
+        point += "<time>\(Self.iso(event.date))</time><name>\(Self.escapedXML(event.identifier))</name>"
+        point += "<desc>\(Self.escapedXML(Self.describe(event)))</desc><type>\(event.state.rawValue)</type>"
+        point += "<extensions><keepalive:sequence>\(record.sequence)</keepalive:sequence></extensions>"
+        return point + "</wpt>\n"
+    }
+
+    /// `"event":…,"state":…,"eventTime":…` and, for a visit, its arrival and departure.
+    static func eventProperties(_ event: MonitorEvent) -> String {
+        var text = ",\"event\":\"\(event.identifier.jsonEscaped)\",\"state\":\"\(event.state.rawValue)\""
+        text += ",\"eventTime\":\"\(iso(event.date))\""
+        if let visit = event.visit {
+            text += ",\"visitArrival\":\"\(iso(visit.arrival))\""
+            if let departure = visit.departure { text += ",\"visitDeparture\":\"\(iso(departure))\"" }
+        }
+        return text
+    }
+
+    /// What happened, in words: `home: satisfied (arrived 2018-…)`.
+    static func describe(_ event: MonitorEvent) -> String {
+        var text = "\(event.identifier): \(event.state)"
+        if let visit = event.visit {
+            text += visit.departure.map { " (left \(iso($0)))" } ?? " (arrived \(iso(visit.arrival)))"
+        }
+        return text
+    }
+
+    /// A CSV field, quoted when it holds a comma, a quote or a line break.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return text }
+        return "\"" + text.replacing("\"", with: "\"\"") + "\""
     }
 
     static func iso(_ date: Date) -> String {

@@ -1,0 +1,145 @@
+import Foundation
+import FoundationXML
+import KeepAliveCore
+import KeepAliveJournal
+import KeepAliveMonitoring
+import Testing
+
+/// Location events in the journal: in one sequence with the fixes, read back whole, passed over
+/// by the destinations' queues, exported as GPX waypoints and GeoJSON features, and a journal
+/// written before events opens with its fixes.
+@Suite struct JournalEventTests {
+    /// Element names in document order, by Foundation's XML parser (which fails on malformed input).
+    final class ElementList: NSObject, XMLParserDelegate {
+        var names: [String] = []
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
+            names.append(name)
+        }
+    }
+
+    static let start = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// Fixes 0-5, with "home" entered at fix 2 and a visit begun at fix 4 (each after its fix).
+    func journalWithEvents(_ folder: TemporaryFolder) throws -> (FixJournal, [MonitorEvent]) {
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
+        let fixes = (0..<6).map { fix($0, at: Self.start + Double($0)) }
+        let entered = MonitorEvent(identifier: "home, \"sweet\" <home>", state: .satisfied, date: Self.start + 2, location: fixes[2])
+        let visit = Visit(coordinate: Coordinate(latitude: 52, longitude: 4), radius: 12.5, arrival: Self.start + 1)
+        let arrived = MonitorEvent(identifier: "visits", state: .satisfied, date: Self.start + 1, location: fixes[4], visit: visit)
+        try journal.append(contentsOf: Array(fixes[0...2]))
+        try journal.append(entered)
+        try journal.append(contentsOf: Array(fixes[3...4]))
+        try journal.append(arrived)
+        try journal.append(fixes[5])
+        return (journal, [entered, arrived])
+    }
+
+    func export(_ journal: FixJournal, _ format: TrackFormat) throws -> String {
+        var bytes: [UInt8] = []
+        try TrackExporter(format: format).export(journal) { bytes += $0 }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func eventsAreKeptInOneSequenceWithTheFixesAndReadBackWhole() throws {
+        let folder = TemporaryFolder()
+        let (journal, events) = try journalWithEvents(folder)
+        let records = try journal.records(after: 0)
+        #expect(records.map(\.sequence) == Array(1...8))
+        #expect(records.map { $0.event?.identifier } == [nil, nil, nil, events[0].identifier, nil, nil, "visits", nil])
+        #expect(records[3].event == events[0], "identifier, state, date and fix as appended")
+        #expect(records[6].event == events[1], "with the visit")
+        #expect(records[3].location == records[2].location, "an event's place is the fix that decided it")
+        var seen: [Int64] = []
+        try journal.forEachEvent { seen.append($0.sequence) }
+        #expect(seen == [4, 7])
+        // Reopened: the same.
+        let reopened = try FixJournal(file: journal.file)
+        #expect(try reopened.records(after: 0) == records)
+    }
+
+    @Test func destinationsPassOverEventsUntilTheyCanSendThem() throws {
+        let folder = TemporaryFolder()
+        let (journal, _) = try journalWithEvents(folder)
+        try journal.register(destination: "server", settings: "{}")
+        let pending = try journal.pending(for: "server", limit: 100)
+        #expect(pending.map(\.sequence) == [1, 2, 3, 5, 6, 8])
+        #expect(pending.allSatisfy { $0.event == nil })
+        #expect(try journal.status(of: "server").depth == 6, "only fixes wait")
+        try journal.markDelivered(pending, to: "server")
+        #expect(try journal.pending(for: "server", limit: 100).isEmpty)
+        #expect(try journal.status(of: "server").depth == 0)
+    }
+
+    @Test func gpxHasAWaypointPerEventBeforeTheTrackOfFixes() throws {
+        let folder = TemporaryFolder()
+        let (journal, _) = try journalWithEvents(folder)
+        let gpx = try export(journal, .gpx)
+        let list = ElementList()
+        let parser = XMLParser(data: Data(gpx.utf8))
+        parser.delegate = list
+        #expect(parser.parse(), "well-formed: \(parser.parserError.map { "\($0)" } ?? "")")
+        let names = list.names
+        #expect(names.filter { $0 == "wpt" }.count == 2)
+        #expect(names.filter { $0 == "trkpt" }.count == 6, "the track has the fixes only")
+        #expect(names.lastIndex(of: "wpt")! < names.firstIndex(of: "trk")!, "GPX 1.1: waypoints before tracks")
+        #expect(gpx.contains("<name>home, &quot;sweet&quot; &lt;home&gt;</name><desc>home, &quot;sweet&quot; &lt;home&gt;: satisfied</desc>"))
+        #expect(gpx.contains("<time>2023-11-14T22:13:21.000Z</time><name>visits</name><desc>visits: satisfied (arrived 2023-11-14T22:13:21.000Z)</desc>"))
+    }
+
+    @Test func geoJSONNDJSONAndCSVCarryTheEventsInOrder() throws {
+        let folder = TemporaryFolder()
+        let (journal, _) = try journalWithEvents(folder)
+        let geojson = try JSONSerialization.jsonObject(with: Data(try export(journal, .geojson).utf8)) as! [String: Any]
+        let features = geojson["features"] as! [[String: Any]]
+        let properties = features.map { $0["properties"] as! [String: Any] }
+        #expect(features.count == 8)
+        #expect(properties.map { $0["event"] as? String } == [nil, nil, nil, "home, \"sweet\" <home>", nil, nil, "visits", nil])
+        #expect(properties[3]["state"] as? String == "satisfied")
+        #expect(properties[6]["visitArrival"] as? String == "2023-11-14T22:13:21.000Z")
+        let lines = try export(journal, .ndjson).split(separator: "\n")
+        #expect(lines.count == 8)
+        let object = try JSONSerialization.jsonObject(with: Data(lines[3].utf8)) as! [String: Any]
+        #expect(object["event"] as? String == "home, \"sweet\" <home>" && object["sequence"] as? Int == 4)
+        let csv = try export(journal, .csv).split(separator: "\n")
+        #expect(csv[0].hasSuffix(",battery,event,state"))
+        #expect(csv[4].hasSuffix(",\"home, \"\"sweet\"\" <home>\",satisfied"), "\(csv[4])")
+        #expect(csv[1].hasSuffix(",,"), "a fix has no event")
+    }
+
+    @Test func aJournalFromBeforeEventsOpensWithItsFixesAndTakesEvents() throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("old.sqlite")
+        // The journal as the version before events wrote it.
+        try sqlite3(
+            path,
+            """
+            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations VALUES ('v1');
+            CREATE TABLE fix (seq INTEGER PRIMARY KEY AUTOINCREMENT, uid TEXT NOT NULL UNIQUE, fixTime REAL,
+                recordedAt REAL NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL, altitudeHAE REAL,
+                altitudeMSL REAL, horizontalAccuracy REAL, verticalAccuracy REAL, speed REAL, course REAL,
+                mode INTEGER NOT NULL, quality INTEGER, satellites INTEGER, device TEXT, battery INTEGER);
+            CREATE INDEX fixTime ON fix(fixTime);
+            CREATE TABLE destination (name TEXT PRIMARY KEY, settings TEXT NOT NULL,
+                deliveredThrough INTEGER NOT NULL DEFAULT 0, headSeq INTEGER, headTries INTEGER NOT NULL DEFAULT 0,
+                lastSuccess REAL, lastError TEXT, lastErrorAt REAL, leaseOwner TEXT, leaseExpires REAL);
+            CREATE TABLE deadLetter (destination TEXT NOT NULL REFERENCES destination(name) ON DELETE CASCADE ON UPDATE CASCADE,
+                seq INTEGER NOT NULL, reason TEXT NOT NULL, tries INTEGER NOT NULL, at REAL NOT NULL,
+                retry INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (destination, seq));
+            CREATE TABLE counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+            INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, mode) VALUES ('a', strftime('%s','now') - 5, strftime('%s','now'), 52.5, 4.5, 3);
+            """
+        )
+        let journal = try FixJournal(file: URL(fileURLWithPath: path))
+        let old = try journal.records(after: 0)
+        try #require(old.count == 1, "the old fix is kept")
+        #expect(old[0].id == "a" && old[0].location.latitude == 52.5 && old[0].event == nil)
+        let event = MonitorEvent(identifier: "home", state: .unsatisfied, date: Self.start, location: old[0].location)
+        let stored = try journal.append(event)
+        #expect(stored.sequence == 2)
+        #expect(try journal.records(after: 1).first?.event == event)
+    }
+}

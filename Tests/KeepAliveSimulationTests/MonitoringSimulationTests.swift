@@ -1,0 +1,68 @@
+import Foundation
+import KeepAliveCore
+import KeepAliveMonitoring
+import KeepAliveSimulation
+import LocationKeepAliveMocks
+import Testing
+
+/// The monitoring strategy in virtual time: the boat's track played from launch, the app
+/// suspended in the background and woken by each of its conditions' events for the event
+/// budget, and the timeline showing every wake-up.
+struct MonitoringSimulationTests {
+    static let boat = NMEAFixture("bundg_zeus_9.log", folder: "tracks")
+    static let conditions: [String: MonitorCondition] = [
+        "start": .circle(center: Coordinate(latitude: 52.850155, longitude: 5.3136167), radius: 150),
+        "middle": .circle(center: Coordinate(latitude: 52.8491, longitude: 5.3112), radius: 120),
+        "end": .circle(center: Coordinate(latitude: 52.84785, longitude: 5.30835), radius: 100),
+    ]
+
+    @Test func eachEventWakesTheSuspendedAppForTheEventBudgetAndTheTimelineShowsIt() throws {
+        let fixes = try NMEALog.fixes(in: Self.boat.url)
+        var simulator = Simulator(
+            strategy: .monitoring,
+            duration: .seconds(600),
+            fixes: fixes,
+            recordsTimeline: true
+        )
+        simulator.conditions = Self.conditions
+        simulator.conditionsAssume = .unsatisfied
+        let report = simulator.run()
+
+        // The same fixes through a monitor of the test's own: the events the simulation must show.
+        let monitor = try LocationMonitor(named: "expected")
+        try monitor.add(Self.conditions, assuming: .unsatisfied)
+        let origin = try #require(fixes.compactMap(\.timestamp).first)
+        let expected = fixes.flatMap { fix in
+            monitor.evaluate(fix).map { ($0.date.timeIntervalSince(origin), "\($0.identifier) \($0.state)") }
+        }
+        #expect(expected.count >= 5, "the boat leaves start, crosses middle and reaches end")
+        #expect(report.locationEvents == expected.count)
+        #expect(report.wakeups == expected.count, "each event woke the app; nothing else did")
+        let timeline = try #require(report.timeline)
+        #expect(timeline.locationEvents.map(\.at) == expected.map(\.0))
+        #expect(timeline.locationEvents.map(\.label) == expected.map(\.1))
+
+        // Suspended at once in the background; resumed at each event; suspended again 10 s
+        // (iOS's event budget) after the last of events less than 10 s apart.
+        let budget = ExecutionProfile.ios13.eventBudget.seconds
+        var woken: [(from: Double, until: Double)] = []
+        for (at, _) in expected {
+            if let last = woken.last, at < last.until { woken[woken.count - 1].until = at + budget } else { woken.append((at, at + budget)) }
+        }
+        let background = timeline.states.filter { $0.label == "background" }.map { ($0.start, $0.end) }
+        #expect(background.map(\.0) == [0] + woken.map(\.from), "resumed at each event")
+        #expect(background.dropFirst().map(\.1) == woken.map(\.until), "suspended again after the budget")
+        #expect(report.suspensions.first?.cause == "nothingKeepsItAlive")
+        #expect(report.suspensions.dropFirst().allSatisfy { $0.cause == "eventHandled" })
+
+        let svg = timeline.svg(title: "monitoring")
+        #expect(svg.components(separatedBy: "class=\"lane\"").count - 1 == 6, "a lane for the location events")
+        #expect(svg.components(separatedBy: "class=\"event\"").count - 1 == expected.count)
+    }
+
+    @Test func withoutConditionsNothingWakesIt() {
+        let report = Simulator(strategy: .monitoring, duration: .seconds(600), fixes: (try? NMEALog.fixes(in: Self.boat.url)) ?? []).run()
+        #expect(report.locationEvents == 0 && report.wakeups == 0)
+        #expect(report.suspendedAt == 0 && report.suspensions.count == 1)
+    }
+}
