@@ -160,6 +160,59 @@ struct HostMonitoringTests {
         }
     }
 
+    /// The service itself as the tracker (`keepalive run --host --strategy monitoring`): it
+    /// gives the host its conditions, is frozen in the background, is woken for each of the
+    /// boat's region events, and journals each after the fix that decided it.
+    @Test func theServiceUnderTheHostIsWokenForItsEventsAndJournalsThem() async throws {
+        try await GatedGPSD.run(log: Self.boat.url) { gpsd in
+            let harness = try await Self.harness(freezer: .cgroup2, gpsd: gpsd.port)
+            try harness.authorize("tracker", .always)
+            let conditions = harness.directory.appendingPathComponent("conditions.json")
+            try Data(Self.middle.utf8).write(to: conditions)
+            let journalFile = harness.directory.appendingPathComponent("journal.sqlite")
+            let output = harness.directory.appendingPathComponent("tracker.ndjson").path
+            try await harness.launch(
+                "tracker",
+                modes: ["location"],
+                output: output,
+                [
+                    try Tools.keepalive.path, "run", "--host", "--app", "tracker", "--auth-file",
+                    harness.authorizationFile(for: "tracker"), "--replay", NMEAFixture("ublox-8.log").url.path,
+                    "--audio-device", "null", "--json", "--strategy", "monitoring", "--conditions", conditions.path,
+                    "--assume-outside", "--journal", journalFile.path,
+                ]
+            )
+            let log = AppLog(path: output)
+            try await waitUntil(timeout: .seconds(20)) {
+                log.events.contains { $0["decision"] as? String == "host: watching 1 conditions for the app" }
+            }
+            #expect(try await gpsd.waitForClients(2), "the host watches gpsd for the service's condition")
+            let backgroundAt = ContinuousClock.now
+            try await harness.move(.background, "tracker")
+            let frozen = try #require(await harness.firstEvent(after: backgroundAt, within: .seconds(5)) { $0.frozenApp == "tracker" })
+            try await gpsd.go()
+            // In about 8 s into the log, out about 15 s later.
+            let told = { log.events.filter { $0["class"] as? String == "event" } }
+            try await waitUntil(timeout: .seconds(40)) { told().count == 2 }
+            #expect(told().map { "\($0["identifier"]!) \($0["state"]!)" } == ["middle satisfied", "middle unsatisfied"])
+            let woken = harness.all.filter { $0.at >= frozen.at && $0.event.delivery(to: "tracker") == .woken }
+            #expect(woken.count == 2, "woken from its freeze for each event")
+            _ = try #require(
+                await harness.firstEvent(after: woken.last!.at, within: .seconds(10)) { $0.frozenApp == "tracker" },
+                "frozen again after the event budget"
+            )
+            // Read while the service runs (the journal is shared by design); stopping removes the folder.
+            let records = try FixJournal(file: journalFile).records(after: 0, limit: 10_000)
+            let events = records.filter { $0.event != nil }
+            #expect(events.map { "\($0.event!.identifier) \($0.event!.state)" } == ["middle satisfied", "middle unsatisfied"])
+            for (index, record) in records.enumerated() where record.event != nil {
+                #expect(index > 0 && records[index - 1].event == nil && records[index - 1].location == record.location, "the event's fix first")
+            }
+            print("host: the service under the monitoring strategy woken \(woken.count) times; its journal: \(records.count) records")
+            await harness.stop()
+        }
+    }
+
     @Test func theWatchIsLeftWhileTheDeviceIsStationaryAndTakenBackWhenItMoves() async throws {
         let source = ScriptedLocationSource()
         let harness = try await Self.harness(freezer: .cgroup2) { configuration in
