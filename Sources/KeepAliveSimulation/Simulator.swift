@@ -30,7 +30,8 @@ public struct Simulator {
     public var hybridOptions: HybridKeepAliveMachine.Options
     /// The monitoring strategy's conditions, by identifier. The system watches them for the
     /// app over ``fixes`` played as a track at their own times from launch, and wakes the app
-    /// for each event (the profile's event budget).
+    /// for each event (the profile's event budget): with location always, or when in use
+    /// while the app is in the foreground, as the host does.
     public var conditions: [String: MonitorCondition] = [:]
     /// The state the conditions start in (`.unsatisfied`: no event until entered).
     public var conditionsAssume: MonitorState = .unknown
@@ -111,6 +112,9 @@ public struct Simulator {
                 let (at, fix) = track[nextFix]
                 nextFix += 1
                 app.advance(to: at)
+                // As under the host: watched with always, or when in use while in the foreground.
+                let watched = app.authorization == .always || (app.authorization == .whenInUse && app.state == .active)
+                guard watched else { continue }
                 for event in monitor?.evaluate(fix) ?? [] {
                     locationEvents += 1
                     record("location event: \(event.identifier) \(event.state)")
