@@ -66,3 +66,30 @@ struct MonitoringSimulationTests {
         #expect(report.suspendedAt == 0 && report.suspensions.count == 1)
     }
 }
+
+/// Who is watched for, as under the host: always anywhere; when in use only in the foreground.
+struct MonitoringAuthorizationSimulationTests {
+    func simulate(_ authorization: LocationAuthorization, script: String = "0 background") throws -> SimulationReport {
+        var simulator = Simulator(
+            authorization: authorization,
+            strategy: .monitoring,
+            duration: .seconds(600),
+            script: try SimulationScript(parsing: script),
+            fixes: try NMEALog.fixes(in: MonitoringSimulationTests.boat.url)
+        )
+        simulator.conditions = MonitoringSimulationTests.conditions
+        simulator.conditionsAssume = .unsatisfied
+        return simulator.run()
+    }
+
+    @Test func whenInUseIsWatchedOnlyInTheForegroundAndDeniedNever() throws {
+        let always = try simulate(.always).locationEvents
+        #expect(always >= 5)
+        #expect(try simulate(.whenInUse).locationEvents == 0, "in the background: not watched")
+        #expect(try simulate(.denied).locationEvents == 0)
+        #expect(try simulate(.whenInUse, script: "10m background").locationEvents == always, "in the foreground throughout the track")
+        // Foreground for the first minute only: the events after it are not told.
+        let firstMinute = try simulate(.whenInUse, script: "60s background").locationEvents
+        #expect(firstMinute > 0 && firstMinute < always)
+    }
+}
