@@ -43,14 +43,12 @@ extension KeepAlive {
                 let file = URL(fileURLWithPath: conditions)
                 let wanted = try Self.readConditions(from: file)
                 monitor = try LocationMonitor(named: "keepalive", file: state.map { URL(fileURLWithPath: $0) })
-                let added = wanted.filter { monitor.record(for: $0.key)?.condition != $0.value }
                 do {
-                    try monitor.add(added, assuming: assumeOutside ? .unsatisfied : .unknown)
+                    try monitor.update(to: wanted, assuming: assumeOutside ? .unsatisfied : .unknown)
                 } catch {
                     guard error.code == .invalidCondition else { throw error }
                     throw ConditionsFileError("the conditions file \(file.path): \(error.message)")
                 }
-                try Set(monitor.identifiers).subtracting(wanted.keys).forEach { try monitor.remove($0) }
             } catch {
                 output.write(error: error)
                 throw ExitCode.failure

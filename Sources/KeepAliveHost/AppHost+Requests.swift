@@ -376,10 +376,7 @@ extension AppHost {
         guard let app = apps[id] else { return }
         app.model.advance(to: elapsed)
         app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
-        if app.launchedForEvent {
-            app.launchedForEvent = false
-            app.model.wakeForLocationEvent()  // the event's budget, as for a woken app
-        }
+        app.grantEventBudgetIfLaunchedForOne()
         if await !waitForAnswer(app, kind: "background") {
             emit(.refused("\(id) did not answer entering the background within the notice timeout"))
         }
@@ -393,10 +390,7 @@ extension AppHost {
         app.entersBackgroundOnHello = false
         app.model.advance(to: elapsed)
         app.model.enterBackground()
-        if app.launchedForEvent {
-            app.launchedForEvent = false
-            app.model.wakeForLocationEvent()
-        }
+        app.grantEventBudgetIfLaunchedForOne()
         poke()
     }
 

@@ -88,12 +88,8 @@ public actor AppHost {
         /// `/var/lib/location-keepalive/monitors` for root, else
         /// `$XDG_STATE_HOME/location-keepalive/monitors` (`~/.local/state` by default).
         public static var defaultMonitorFolder: URL {
-            let environment = ProcessInfo.processInfo.environment
             if getuid() == 0 { return URL(fileURLWithPath: "/var/lib/location-keepalive/monitors") }
-            let base =
-                environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-                ?? URL(fileURLWithPath: environment["HOME"] ?? "/tmp").appendingPathComponent(".local/state")
-            return base.appendingPathComponent("location-keepalive/monitors")
+            return BaseDirectory.state().appendingPathComponent("location-keepalive/monitors")
         }
 
         /// `$XDG_RUNTIME_DIR/keepalive-host.sock`, or `/run/keepalive-host.sock` for root.

@@ -52,6 +52,14 @@ final class HostedApp {
     var isRelaunching = false
     /// Launched by the host for a location event: it gets the event's budget once in the background.
     var launchedForEvent = false
+
+    /// Once in the background after a launch for a location event: the event's budget, as a
+    /// woken app gets (once).
+    func grantEventBudgetIfLaunchedForOne() {
+        guard launchedForEvent else { return }
+        launchedForEvent = false
+        model.wakeForLocationEvent()
+    }
     /// Notices waiting for the app to be thawed or to say hello.
     var pending: [HostNotice] = []
 

@@ -74,11 +74,7 @@ public final class FixJournal: Sendable {
 
     /// `$XDG_STATE_HOME/keepalive/journal.sqlite` (`~/.local/state/...` without it).
     public static var defaultFile: URL {
-        let environment = ProcessInfo.processInfo.environment
-        let state =
-            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? "\(environment["HOME"] ?? "/root")/.local/state"
-        return URL(fileURLWithPath: "\(state)/keepalive/journal.sqlite")
+        BaseDirectory.state().appendingPathComponent("keepalive/journal.sqlite")
     }
 
     /// Opens the journal at `path`: use ``init(file:retention:durability:now:battery:logger:)``.

@@ -130,6 +130,15 @@ public final class LocationMonitor: Sendable {
         }
     }
 
+    /// Makes the monitor hold exactly `conditions`: a new or changed one is added
+    /// in state `assuming`, one not named is removed, and one unchanged keeps its state and last
+    /// event (a conditions file read again at every start tells no second entry).
+    public func update(to conditions: [String: MonitorCondition], assuming: MonitorState = .unknown) throws(MonitoringError) {
+        let added = conditions.filter { record(for: $0.key)?.condition != $0.value }
+        try add(added, assuming: assuming)
+        for identifier in Set(identifiers).subtracting(conditions.keys) { try remove(identifier) }
+    }
+
     /// Removes the condition `identifier`; an unknown identifier is no error.
     public func remove(_ identifier: String) throws(MonitoringError) {
         try change { (state: inout State) throws(MonitoringError) in
@@ -154,8 +163,16 @@ public final class LocationMonitor: Sendable {
     /// Evaluates every condition against `location`: the events it gives, also sent on ``events``.
     @discardableResult
     public func evaluate(_ location: Location) -> [MonitorEvent] {
+        evaluate(location, tellingFirst: { _ in })
+    }
+
+    /// Evaluates `location`, hands each event to `tell`, then saves them: an event `tell` has
+    /// taken (journaled, say) before it is saved is told again after a crash, never lost.
+    private func evaluate(_ location: Location, tellingFirst tell: (MonitorEvent) -> Void) -> [MonitorEvent] {
         let events = evaluateBeforeSaving(location)
-        if !events.isEmpty { saveEvents() }
+        guard !events.isEmpty else { return events }
+        events.forEach(tell)
+        saveEvents()
         return events
     }
 
@@ -227,7 +244,7 @@ public final class LocationMonitor: Sendable {
                 try await manager.updates(LocationFilter()) { [weak self] update in
                     guard case .location(let fix) = update, let self else { return }
                     handler.fixes(fix)
-                    self.evaluate(fix, handler: handler)
+                    _ = self.evaluate(fix, tellingFirst: handler.events)
                     if untilStationary, self.isStationary { signal.yield() }
                 }
                 return false
@@ -262,20 +279,11 @@ public final class LocationMonitor: Sendable {
                 continue
             }
             handler.fixes(fix)
-            evaluate(fix, handler: handler)
+            _ = evaluate(fix, tellingFirst: handler.events)
             // Moved (or an outlier): stationary again only after a new stay, so a false alarm
             // costs one stationary dwell of watching.
             if state.withLock({ $0.engine.restartStationaryDetectionIfLeaving() }) { return true }
         }
-    }
-
-    /// Evaluates `fix`, hands its events to the handler, then saves them: an event the handler
-    /// has taken (journaled, say) before it is saved is told again after a crash, never lost.
-    private func evaluate(_ fix: Location, handler: Feed) {
-        let events = evaluateBeforeSaving(fix)
-        guard !events.isEmpty else { return }
-        events.forEach(handler.events)
-        saveEvents()
     }
 
     /// Where ``monitor(_:pausing:handler:forEachFix:)`` hands what it sees.

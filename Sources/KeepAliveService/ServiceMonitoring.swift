@@ -30,9 +30,7 @@ public struct ServiceMonitoring: Sendable {
         pausing pause: StationaryPause? = StationaryPause()
     ) throws(MonitoringError) -> ServiceMonitoring {
         let monitor = try LocationMonitor(named: "keepalive", file: file)
-        let added = conditions.filter { monitor.record(for: $0.key)?.condition != $0.value }
-        try monitor.add(added, assuming: assuming)
-        for identifier in Set(monitor.identifiers).subtracting(conditions.keys) { try monitor.remove(identifier) }
+        try monitor.update(to: conditions, assuming: assuming)
         return ServiceMonitoring(conditions: conditions, assuming: assuming, monitor: monitor, pause: pause)
     }
 

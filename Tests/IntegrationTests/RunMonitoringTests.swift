@@ -28,9 +28,10 @@ struct RunMonitoringTests {
         return parser.parse() ? names.names : []
     }
 
-    /// Runs the service over the boat log until it has printed `count` events, then stops it.
-    func runService(_ arguments: [String], events count: Int) async throws -> CommandResult {
-        let printed = Locked(0)
+    /// Runs the service over the boat log until it has printed `fixes` fixes and `events` events
+    /// (each printed after it was journaled), then stops it.
+    func runService(_ arguments: [String], fixes: Int = 0, events: Int) async throws -> CommandResult {
+        let printed = Locked((fixes: 0, events: 0))
         let interrupt = Interrupt()
         let result = try await runCommand(
             try Tools.keepalive.path,
@@ -38,8 +39,12 @@ struct RunMonitoringTests {
             interrupt: interrupt,
             timeout: Tools.patience
         ) { line in
-            guard line.contains("\"class\":\"event\"") else { return }
-            if printed.withLock({ $0 += 1; return $0 }) == count { interrupt.fire() }
+            let done = printed.withLock { printed in
+                if line.contains("\"class\":\"fix\"") { printed.fixes += 1 }
+                if line.contains("\"class\":\"event\"") { printed.events += 1 }
+                return printed.fixes >= fixes && printed.events >= events
+            }
+            if done { interrupt.fire() }
         }
         return result
     }
@@ -66,6 +71,7 @@ struct RunMonitoringTests {
                 "--app", "tracker", "--auth-file", auth, "--strategy", "monitoring", "--conditions", conditions.path,
                 "--monitor-state", folder.appendingPathComponent("state.json").path, "--journal", journalFile.path,
             ],
+            fixes: fixes.count,
             events: expected.count
         )
         #expect(result.exitCode == 0, "\(result.error)")

@@ -17,10 +17,7 @@ public struct AuthorizationFile: Sendable, Hashable {
         for application: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> AuthorizationFile {
-        let base =
-            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path)
-            .appendingPathComponent(".config")
+        let base = BaseDirectory.config(environment)
         let safeName = String(application.map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "_" })
         return AuthorizationFile(
             url: base.appendingPathComponent("location-keepalive/authorization/\(safeName).json")
