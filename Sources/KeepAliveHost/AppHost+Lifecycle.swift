@@ -139,10 +139,12 @@ extension AppHost {
 
     private func thaw(_ app: HostedApp) async {
         guard app.group.isFreezeRequested else { return flushPending(app) }
+        let generation = app.generation
         do {
             let latency = try await app.group.thaw()
             recordStopped()
             emit(.thawed(app: app.id, latency: latency))
+            guard app.generation == generation else { return }  // suspended again meanwhile
             app.connection?.send(HostNotice(.didResume))
             flushPending(app)
         } catch {

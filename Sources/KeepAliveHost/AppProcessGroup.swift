@@ -27,6 +27,9 @@ public final class AppProcessGroup: Sendable {
         var isFreezeRequested = false
         /// Processes stopped with SIGSTOP (signals, or a v1 freezer stuck in FREEZING).
         var stopped: [pid_t] = []
+        /// Counts the host's freezes and thaws: a thaw waiting for the kernel stops waiting
+        /// once a newer request came (the app ran meanwhile and was frozen again).
+        var requests = 0
     }
 
     init(kind: FreezerKind, app: String, path: String?, hierarchyPath: String?) {
@@ -191,6 +194,7 @@ public final class AppProcessGroup: Sendable {
     public func freeze(timeout: Duration = .seconds(2)) async throws(HostError) -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
+        state.withLock { $0.requests += 1 }
         let deadline = start + timeout
         switch kind {
         case .cgroup2:
@@ -227,16 +231,23 @@ public final class AppProcessGroup: Sendable {
         return start.duration(to: clock.now)
     }
 
-    /// Thaws the group and waits until it runs.
+    /// Thaws the group and waits until it runs, or until the host asked to freeze it again:
+    /// an app thawed for a moment of work can finish it and be frozen again before a loaded
+    /// host reads the kernel's word that it ran.
     @discardableResult
     public func thaw(timeout: Duration = .seconds(2)) async throws(HostError) -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
+        let request = state.withLock { state in
+            state.requests += 1
+            return state.requests
+        }
+        let isNewest = { self.state.withLock { $0.requests == request } }
         switch kind {
         case .cgroup2:
             let path = path!
             try ProcFS.write("0", to: "\(path)/cgroup.freeze")
-            while (KernelFile.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
+            while isNewest(), (KernelFile.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
                 guard start.duration(to: clock.now) < timeout else {
                     throw HostError(.freezeFailed, "\(path) did not thaw within \(timeout)")
                 }
@@ -247,6 +258,7 @@ public final class AppProcessGroup: Sendable {
         case .signal, .auto:
             break
         }
+        guard isNewest() else { return start.duration(to: clock.now) }  // frozen again: leave it so
         continueStopped()
         state.withLock { $0.isFreezeRequested = false }
         return start.duration(to: clock.now)
@@ -254,6 +266,7 @@ public final class AppProcessGroup: Sendable {
 
     /// Thaws at once without waiting (a host starting over, or stopping).
     public func thawNow() {
+        state.withLock { $0.requests += 1 }
         switch kind {
         case .cgroup2: try? ProcFS.write("0", to: "\(path!)/cgroup.freeze")
         case .cgroup1: try? ProcFS.write("THAWED", to: "\(path!)/freezer.state")

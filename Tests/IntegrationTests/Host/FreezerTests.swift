@@ -46,6 +46,39 @@ struct FreezerTests {
         if let folder = group.folder { #expect(!FileManager.default.fileExists(atPath: folder.path)) }
     }
 
+    /// A thaw waits for the kernel's word that the group runs; when the host freezes the
+    /// group again before it came (the app ran its moment of work, or a loaded host read the
+    /// kernel late), the thaw ends there, without an error, and the group stays frozen as last
+    /// asked. The kernel is kept saying "frozen" here by freezing the root above the group.
+    @Test func aThawOvertakenByAFreezeEndsAndTheGroupStaysFrozen() async throws {
+        let freezer = try Freezer.choose(.cgroup2, name: "keepalive.test-\(UInt32.random(in: 0...UInt32.max))")
+        let root = try #require(freezer.root)
+        let group = try freezer.makeGroup(for: "worker")
+        defer {
+            try? "0".write(toFile: "\(root)/cgroup.freeze", atomically: false, encoding: .utf8)
+            group.signalAll(SIGKILL)
+            try? group.remove()
+            freezer.removeRoot()
+        }
+        let leader = try group.launch(["sleep", "600"])
+        try await group.freeze()
+        try "1".write(toFile: "\(root)/cgroup.freeze", atomically: false, encoding: .utf8)
+
+        let thawing = Task { try await group.thaw(timeout: .seconds(60)) }
+        try await Task.sleep(for: .milliseconds(200))  // the thaw is waiting: the root keeps the group frozen
+        try await group.freeze()
+        let waited = try await thawing.value  // without the fix: "did not thaw within 60 seconds"
+        #expect(waited < .seconds(60))
+        #expect(group.isFreezeRequested, "the freeze came last: the group is to stay frozen")
+        #expect(group.isFrozen)
+
+        try "0".write(toFile: "\(root)/cgroup.freeze", atomically: false, encoding: .utf8)
+        #expect(group.isFrozen, "frozen by its own cgroup.freeze once the root thaws")
+        group.signalAll(SIGKILL)
+        var status: Int32 = 0
+        waitpid(leader, &status, 0)
+    }
+
     @Test func anUnavailableFreezerSaysWhy() throws {
         let error = #expect(throws: HostError.self) { try Freezer.choose(.cgroup1, name: "no/such/parent/x") }
         #expect(error?.code == .freezerUnavailable && error?.message.contains("--freezer cgroup1") == true)

@@ -18,7 +18,7 @@ struct HostCrashTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("host.sock").path
-        let name = "keepalive.crash-\(UUID().uuidString.prefix(8))"
+        let name = "keepalive.test-crash-\(UUID().uuidString.prefix(8))"
         let serve = [
             "host", "--socket", socket, "--freezer", freezer.rawValue, "--name", name, "--json", "--signal-other-users",
         ]
@@ -60,7 +60,7 @@ struct HostCrashTests {
         if freezer == .signal {
             // With signals there is no group to find again: the app was continued and runs on its own.
             #expect(!listing.lines.joined().contains("\"beat\""))
-            for pid in TestProcesses.running(mentioning: heartbeat.path) { kill(pid, SIGKILL) }
+            Leftovers.kill(Leftovers.processes(mentioning: heartbeat.path))
         } else {
             #expect(listing.lines.joined().contains(#""app":"beat""#))
             #expect(listing.lines.joined().contains("adopted from an earlier host"))
@@ -88,13 +88,3 @@ struct HostCrashTests {
     }
 }
 
-/// Processes of the test's own, found by their command line.
-enum TestProcesses {
-    /// The shell loops writing to `path` (a test's own heartbeat), to clean up after.
-    static func running(mentioning path: String) -> [pid_t] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return names.compactMap(pid_t.init).filter { pid in
-            ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains(path)
-        }
-    }
-}

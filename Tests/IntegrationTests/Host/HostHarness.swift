@@ -17,6 +17,8 @@ final class HostHarness: Sendable {
     private let control: HostClient
     /// What the host reads as power and network (scheduled work's conditions).
     let conditions = Locked(SystemConditions())
+    private let freezer: FreezerKind
+    private let isStopped = Locked(false)
 
     var socket: String { host.configuration.socket.path }
 
@@ -26,6 +28,7 @@ final class HostHarness: Sendable {
         noticeTimeout: Duration = .milliseconds(500),
         adjust: (inout AppHost.Configuration) -> Void = { $0.allowsRootApps = true }
     ) async throws {
+        self.freezer = freezer
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("host-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = AppHost.Configuration(socket: directory.appendingPathComponent("host.sock"))
@@ -92,6 +95,11 @@ final class HostHarness: Sendable {
 
     var all: [(at: ContinuousClock.Instant, event: AppHost.Event)] { events.withLock { $0 } }
 
+    /// Every event so far, a line each with its time from `origin`, for a failure's message.
+    func eventLog(from origin: ContinuousClock.Instant) -> String {
+        all.map { "\n  \(origin.duration(to: $0.at)) \($0.event)" }.joined()
+    }
+
     /// The first event after `start` that matches, waiting up to `timeout`; `nil` if none came.
     func firstEvent(
         after start: ContinuousClock.Instant,
@@ -107,10 +115,28 @@ final class HostHarness: Sendable {
     }
 
     func stop() async {
+        isStopped.withLock { $0 = true }
         control.close()
         await host.shutDown()
         await runner.value
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A test that failed before ``stop()`` (a `#require`, a throw): its apps are killed now,
+    /// not left frozen holding the test process's output, and the host is told to shut down.
+    deinit {
+        guard !isStopped.withLock({ $0 }) else { return }
+        control.close()
+        let (host, runner) = (host, runner)
+        Leftovers.kill(Leftovers.processes(withEnvironment: "KEEPALIVE_HOST_SOCKET=\(host.configuration.appSocket.path)"))
+        if freezer != .signal, let groups = try? Freezer.choose(freezer, name: host.configuration.name) {
+            Leftovers.remove(groups)
+        }
+        try? FileManager.default.removeItem(at: directory)
+        Task {
+            await host.shutDown()
+            await runner.value
+        }
     }
 }
 

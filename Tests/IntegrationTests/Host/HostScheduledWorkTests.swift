@@ -84,7 +84,8 @@ struct HostScheduledWorkTests {
         let pluggedAt = ContinuousClock.now
         harness.conditions.withLock { $0.hasExternalPower = true }
         let thawed = try #require(
-            await harness.firstEvent(after: pluggedAt, within: .seconds(3)) { $0.thawedApp == "indexer" }
+            await harness.firstEvent(after: pluggedAt, within: .seconds(3)) { $0.thawedApp == "indexer" },
+            "the host's events: \(harness.eventLog(from: pluggedAt))"
         )
         try await waitUntil(timeout: .seconds(3)) { ranLog().contains("ran index") }
         print("host: processing ran \(pluggedAt.duration(to: thawed.at)) after power came")

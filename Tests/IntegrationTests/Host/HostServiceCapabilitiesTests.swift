@@ -23,9 +23,9 @@ struct HostServiceCapabilitiesTests {
         let keepalive = try Tools.keepalive.path
         let shared = try HostContainmentTests.SharedFolder()
         let socket = shared.file("host.sock")
-        let name = "keepalive.caps-\(UUID().uuidString.prefix(8))"
+        let name = "keepalive.test-caps-\(UUID().uuidString.prefix(8))"
         // As systemd starts it: in a group of the service's own (Delegate=yes), then the bounding set.
-        let service = "keepalive-caps-\(UUID().uuidString.prefix(8)).service"
+        let service = "keepalive.test-caps-\(UUID().uuidString.prefix(8)).service"
         let serviceGroups = ["/sys/fs/cgroup/unified/\(service)", "/sys/fs/cgroup/freezer/\(service)"]
         for group in serviceGroups { try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false) }
         defer { for group in serviceGroups { rmdir(group) } }
