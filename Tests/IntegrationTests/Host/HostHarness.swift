@@ -129,8 +129,8 @@ final class HostHarness: Sendable {
         control.close()
         let (host, runner) = (host, runner)
         Leftovers.kill(Leftovers.processes(withEnvironment: "KEEPALIVE_HOST_SOCKET=\(host.configuration.appSocket.path)"))
-        if freezer != .signal, let groups = try? Freezer.choose(freezer, name: host.configuration.name) {
-            Leftovers.remove(groups)
+        if freezer != .signal, let cgroups = try? Freezer.choose(freezer, name: host.configuration.name) {
+            Leftovers.removeGroups(of: cgroups)
         }
         try? FileManager.default.removeItem(at: directory)
         Task {

@@ -25,7 +25,7 @@ enum Leftovers {
     }
 
     /// SIGKILL, and SIGCONT for one stopped with signals. Frozen cgroup v2 processes die of it;
-    /// a cgroup v1 freezer must be thawed first (``remove(_:)``).
+    /// a cgroup v1 freezer must be thawed first (``removeGroups(of:)``).
     static func kill(_ pids: [pid_t]) {
         for pid in pids {
             Glibc.kill(pid, SIGKILL)
@@ -35,7 +35,7 @@ enum Leftovers {
 
     /// Thaws and kills every group under a freezer's root, waits up to 2 s for their processes
     /// to end, and removes the groups and the root.
-    static func remove(_ freezer: Freezer) {
+    static func removeGroups(of freezer: Freezer) {
         let groups = freezer.thawLeftovers()
         for group in groups { group.signalAll(SIGKILL) }
         for _ in 0..<200 where groups.contains(where: { !$0.processes().isEmpty }) { usleep(10_000) }
