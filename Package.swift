@@ -90,6 +90,7 @@ let package = Package(
             dependencies: [
                 "KeepAliveCore",
                 "KeepAliveJournal",
+                "KeepAliveMonitoring",
                 "CMosquitto",
                 "CCurl",
                 .product(name: "CoreMetrics", package: "swift-metrics"),

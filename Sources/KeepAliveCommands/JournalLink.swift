@@ -15,6 +15,8 @@ package protocol JournalCommands: Sendable {
     func run(_ command: any ParsableCommand) async throws
     /// The journal `keepalive run` records its fixes in and the delivery it runs beside them.
     func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool) throws -> ServiceJournal
+    /// The conditions of an OwnTracks waypoints file, by identifier (each waypoint's region id).
+    func conditions(fromWaypoints file: String) throws -> [String: MonitorCondition]
 }
 
 /// A service's journal: where fixes go, what delivers them, and how many wait.

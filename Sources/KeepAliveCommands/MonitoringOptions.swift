@@ -3,8 +3,8 @@ import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
 
-/// The monitoring strategy's options, shared by `run` and `simulate`: the conditions file and
-/// the state a new condition starts in.
+/// The monitoring strategy's options, shared by `run` and `simulate`: the conditions file, an
+/// OwnTracks waypoints file, and the state a new condition starts in.
 struct MonitoringOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
@@ -13,6 +13,14 @@ struct MonitoringOptions: ParsableArguments {
         )
     )
     var conditions: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Monitoring: regions from an OwnTracks waypoints file ({\"_type\": \"waypoints\", ...}), each told to OwnTracks destinations as transitions.",
+            valueName: "file"
+        )
+    )
+    var waypoints: String?
 
     @Flag(
         name: .customLong("assume-outside"),
@@ -23,19 +31,32 @@ struct MonitoringOptions: ParsableArguments {
     /// The state a new condition starts in.
     var assuming: MonitorState { assumeOutside ? .unsatisfied : .unknown }
 
-    /// Checks that the options go with `strategy`, and that `--conditions` names a file.
-    func validate(for strategy: String, needs requirement: String = "--conditions FILE") throws {
+    /// Whether conditions were given (`--conditions`, `--waypoints` or both).
+    var isGiven: Bool { conditions != nil || waypoints != nil }
+
+    /// Checks that the options go with `strategy`, and that `--conditions` and `--waypoints` name files.
+    func validate(for strategy: String, needs requirement: String = "--conditions FILE or --waypoints FILE") throws {
         if strategy == KeepAliveStrategyKind.monitoring.rawValue {
-            guard let conditions else { throw ValidationError("--strategy monitoring needs \(requirement)") }
-            if conditions.isEmpty { throw ValidationError("--conditions needs a file") }
-        } else if conditions != nil || assumeOutside {
-            throw ValidationError("--conditions and --assume-outside go with --strategy monitoring")
+            guard isGiven else { throw ValidationError("--strategy monitoring needs \(requirement)") }
+            if conditions?.isEmpty == true { throw ValidationError("--conditions needs a file") }
+            if waypoints?.isEmpty == true { throw ValidationError("--waypoints needs a file") }
+        } else if isGiven || assumeOutside {
+            throw ValidationError("--conditions, --waypoints and --assume-outside go with --strategy monitoring")
         }
     }
 
-    /// The conditions of the file, by identifier (none without `--conditions`).
+    /// The conditions of the files, by identifier (none without `--conditions` or `--waypoints`).
+    /// Reading waypoints takes `keepalive-journal`, where the OwnTracks messages are.
     func read() throws -> [String: MonitorCondition] {
-        guard let conditions else { return [:] }
-        return try KeepAlive.Monitor.readConditions(from: URL(fileURLWithPath: conditions))
+        var all: [String: MonitorCondition] = [:]
+        if let conditions { all = try KeepAlive.Monitor.readConditions(from: URL(fileURLWithPath: conditions)) }
+        if let waypoints {
+            for (identifier, condition) in try JournalLink.required().conditions(fromWaypoints: waypoints) {
+                guard all.updateValue(condition, forKey: identifier) == nil else {
+                    throw ValidationError("--waypoints \(waypoints): the region id \(identifier) is a condition of --conditions too")
+                }
+            }
+        }
+        return all
     }
 }

@@ -182,7 +182,7 @@ extension KeepAlive {
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
             let manager = try source.makeManager(authorization: authorization)
-            if let conditions = monitoring.conditions {
+            if monitoring.isGiven {
                 do {
                     let wanted = try monitoring.read()
                     configuration.monitoring =
@@ -195,7 +195,7 @@ extension KeepAlive {
                             pausing: source.replay == nil ? StationaryPause() : nil
                         )
                 } catch let error as MonitoringError where error.code == .invalidCondition {
-                    output.write(error: ValidationError("the conditions file \(conditions): \(error.message)"))
+                    output.write(error: ValidationError("the conditions file \(monitoring.conditions ?? ""): \(error.message)"))
                     throw ExitCode(1)
                 } catch {
                     output.write(error: error)

@@ -207,7 +207,13 @@ extension KeepAlive {
             }
             var monitored: [String: MonitorCondition] = [:]
             if readingLocationLog {
-                do { monitored = try monitoring.read() } catch { throw ValidationError("--conditions: \(error)") }
+                do {
+                    monitored = try monitoring.read()
+                } catch let error as ValidationError {
+                    throw error
+                } catch {
+                    throw ValidationError("--conditions: \(error)")
+                }
             }
             let hybrid = try DriverParsing.hybrid(interval: interval, pulse: pulse)
             guard let latency = Duration(parsing: fixLatency), latency >= .zero else {

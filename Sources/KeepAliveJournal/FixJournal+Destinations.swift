@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GRDB
 import KeepAliveCore
+import KeepAliveMonitoring
 
 /// Each destination's queue in the journal: how far it was delivered in order, who delivers it
 /// now (a lease, so the service and `keepalive upload` never deliver it at once), and its
@@ -54,8 +55,8 @@ extension FixJournal {
     }
 
     /// What `destination` should send next, at most `limit`: dead letters queued for retry
-    /// first, then the fixes after the last one delivered, in order. Events are passed over:
-    /// no destination sends them yet.
+    /// first, then the records (fixes and events) after the last one delivered, in order. Each
+    /// comes with the regions the device was inside then (``JournalRecord/insideRegions``).
     public func pending(for destination: String, limit: Int) throws(JournalError) -> [JournalRecord] {
         try read { db in
             guard let through = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination])
@@ -68,11 +69,45 @@ extension FixJournal {
             )
             let next = try Row.fetchAll(
                 db,
-                sql: JournalSchema.selectFix + " WHERE seq > ? AND event IS NULL ORDER BY seq LIMIT ?",
+                sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?",
                 arguments: [through, limit - retries.count]
             )
-            return (retries + next).map(JournalSchema.record)
+            let retried = try retries.map(JournalSchema.record).map { record in
+                var record = record
+                record.insideRegions = try Self.regionsInside(db, before: record.sequence).sorted { $0.key < $1.key }.map(\.value)
+                return record
+            }
+            guard let first = next.first else { return retried }
+            var inside = try Self.regionsInside(db, before: first[0])
+            return retried
+                + next.map(JournalSchema.record).map { record in
+                    var record = record
+                    if let event = record.event, event.condition?.isRegion == true {
+                        inside[event.identifier] = event.state == .satisfied ? event : nil
+                    }
+                    record.insideRegions = inside.sorted { $0.key < $1.key }.map(\.value)
+                    return record
+                }
         }
+    }
+
+    /// The regions entered and not left before `sequence`: the last event of each region
+    /// condition, where it entered.
+    private static func regionsInside(_ db: Database, before sequence: Int64) throws -> [String: MonitorEvent] {
+        let rows = try Row.fetchAll(
+            db,
+            sql: JournalSchema.selectFix + """
+                 WHERE seq IN (SELECT max(seq) FROM fix WHERE event IS NOT NULL AND seq < ?
+                    AND json_extract(event, '$.condition.type') IN ('circle', 'polygon')
+                    GROUP BY json_extract(event, '$.identifier'))
+                """,
+            arguments: [sequence]
+        )
+        var inside: [String: MonitorEvent] = [:]
+        for event in rows.compactMap({ JournalSchema.record($0).event }) where event.state == .satisfied {
+            inside[event.identifier] = event
+        }
+        return inside
     }
 
     /// Records that the server acknowledged `records`: the in-order cursor moves past them

@@ -118,9 +118,9 @@ extension FixJournal {
             sql: """
                 SELECT d.name, d.settings, d.deliveredThrough, d.lastSuccess, d.lastError, d.lastErrorAt,
                     d.leaseOwner, d.leaseExpires,
-                    (SELECT count(*) FROM fix f WHERE f.seq > d.deliveredThrough AND f.event IS NULL)
+                    (SELECT count(*) FROM fix f WHERE f.seq > d.deliveredThrough)
                         + (SELECT count(*) FROM deadLetter l WHERE l.destination = d.name AND l.retry = 1),
-                    (SELECT min(f.recordedAt) FROM fix f WHERE f.seq > d.deliveredThrough AND f.event IS NULL),
+                    (SELECT min(f.recordedAt) FROM fix f WHERE f.seq > d.deliveredThrough),
                     (SELECT count(*) FROM deadLetter l WHERE l.destination = d.name)
                 FROM destination d WHERE ? IS NULL OR d.name = ? ORDER BY d.name
                 """,

@@ -107,7 +107,7 @@ public final class FixJournal: Sendable {
 
     /// Stores a location event after the fixes stored so far; its record's `location` is the
     /// fix that decided it. Durable (at the journal's `durability`) when this returns.
-    /// Destinations do not send events yet: their queues pass over them.
+    /// Destinations send it in order with the fixes (OwnTracks as a `transition`, for a region).
     @discardableResult
     public func append(_ event: MonitorEvent) throws(JournalError) -> JournalRecord {
         try append(entries: [(event.location, event)])[0]

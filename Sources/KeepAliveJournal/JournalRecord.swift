@@ -19,6 +19,11 @@ public struct JournalRecord: Sendable, Hashable {
     public var battery: Int?
     /// The location event this record is, or `nil` for a fix.
     public var event: MonitorEvent?
+    /// The regions the device was inside when this record was journaled: for each circle or
+    /// polygon condition whose last event before it entered (and no event left), that event,
+    /// in identifier order. Read with the queue (``FixJournal/pending(for:limit:)``), for
+    /// OwnTracks' `inregions`; empty where a record is read otherwise.
+    public var insideRegions: [MonitorEvent] = []
 
     /// A record as stored.
     public init(

@@ -96,12 +96,14 @@ enum JournalSchema {
         var state: MonitorState
         var date: Double
         var visit: Visit?
+        var condition: MonitorCondition?
 
         init(_ event: MonitorEvent) {
             identifier = event.identifier
             state = event.state
             date = event.date.timeIntervalSince1970
             visit = event.visit
+            condition = event.condition
         }
 
         static func json(_ event: StoredEvent) -> String {
@@ -117,7 +119,8 @@ enum JournalSchema {
                 state: stored.state,
                 date: Date(timeIntervalSince1970: stored.date),
                 location: location,
-                visit: stored.visit
+                visit: stored.visit,
+                condition: stored.condition
             )
         }
     }

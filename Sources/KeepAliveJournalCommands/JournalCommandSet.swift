@@ -3,6 +3,8 @@ package import KeepAliveCommands
 import KeepAliveCore
 import KeepAliveDelivery
 import KeepAliveJournal
+package import KeepAliveMonitoring
+import FoundationEssentials
 
 /// Options whose checks need the journal's or delivery's types.
 protocol JournalChecked {
@@ -50,6 +52,20 @@ package struct JournalCommandSet: JournalCommands {
         }
         return ServiceJournal(recorder: journal, eventRecorder: journal, delivery: delivery) {
             (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }
+        }
+    }
+
+    package func conditions(fromWaypoints file: String) throws -> [String: MonitorCondition] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            throw ValidationError("--waypoints \(file): cannot read it (\(error.localizedDescription))")
+        }
+        do {
+            return try OwnTracksWaypoint.conditions(fromJSON: data)
+        } catch {
+            throw ValidationError("--waypoints \(file): \(error)")
         }
     }
 }

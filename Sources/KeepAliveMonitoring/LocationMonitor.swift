@@ -132,10 +132,20 @@ public final class LocationMonitor: Sendable {
 
     /// Makes the monitor hold exactly `conditions`: a new or changed one is added
     /// in state `assuming`, one not named is removed, and one unchanged keeps its state and last
-    /// event (a conditions file read again at every start tells no second entry).
+    /// event (a conditions file read again at every start tells no second entry). A circle
+    /// renamed, the same otherwise, keeps its state too, and its events carry the new name.
     public func update(to conditions: [String: MonitorCondition], assuming: MonitorState = .unknown) throws(MonitoringError) {
-        let added = conditions.filter { record(for: $0.key)?.condition != $0.value }
+        let added = conditions.filter { identifier, condition in
+            record(for: identifier).map { !$0.condition.isSameWatch(as: condition) } ?? true
+        }
         try add(added, assuming: assuming)
+        let renamed = conditions.filter { added[$0.key] == nil && record(for: $0.key)?.condition != $0.value }
+        if !renamed.isEmpty {
+            for condition in renamed.values { try condition.validate() }
+            try change { (state: inout State) throws(MonitoringError) in
+                for (identifier, condition) in renamed { state.records[identifier]?.condition = condition }
+            }
+        }
         for identifier in Set(identifiers).subtracting(conditions.keys) { try remove(identifier) }
     }
 
@@ -180,7 +190,11 @@ public final class LocationMonitor: Sendable {
     /// wakes an app before the file's fsync) and then calls ``saveEvents()``.
     package func evaluateBeforeSaving(_ location: Location) -> [MonitorEvent] {
         let (events, subscribers) = state.withLock { state -> ([MonitorEvent], [AsyncStream<MonitorEvent>.Continuation]) in
-            let events = state.engine.evaluate(location)
+            let events = state.engine.evaluate(location).map { event in
+                var event = event
+                event.condition = state.records[event.identifier]?.condition
+                return event
+            }
             guard !events.isEmpty else { return (events, []) }
             for event in events { state.records[event.identifier]?.record(event) }
             return (events, Array(state.subscribers.values))

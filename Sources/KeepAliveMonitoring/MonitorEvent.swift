@@ -47,13 +47,20 @@ public struct MonitorEvent: Sendable, Hashable, Codable {
     public var location: Location
     /// For a visit condition: the stay that began or ended.
     public var visit: Visit?
+    /// The condition as it was when the event was told (a region's name with it), where known:
+    /// a ``LocationMonitor`` sets it; an event journaled before it did has none.
+    public var condition: MonitorCondition?
 
     /// An event for `identifier`.
-    public init(identifier: String, state: MonitorState, date: Date, location: Location, visit: Visit? = nil) {
+    public init(
+        identifier: String, state: MonitorState, date: Date, location: Location, visit: Visit? = nil,
+        condition: MonitorCondition? = nil
+    ) {
         self.identifier = identifier
         self.state = state
         self.date = date
         self.location = location
         self.visit = visit
+        self.condition = condition
     }
 }

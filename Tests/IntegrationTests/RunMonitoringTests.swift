@@ -113,7 +113,9 @@ struct RunMonitoringTests {
 
     @Test(arguments: [
         (["--strategy", "monitoring"], "--strategy monitoring needs --conditions FILE"),
-        (["--conditions", "/tmp/c.json"], "--conditions and --assume-outside go with --strategy monitoring"),
+        (["--conditions", "/tmp/c.json"], "--conditions, --waypoints and --assume-outside go with --strategy monitoring"),
+        (["--waypoints", "/tmp/w.json"], "--conditions, --waypoints and --assume-outside go with --strategy monitoring"),
+        (["--strategy", "monitoring", "--waypoints", ""], "--waypoints needs a file"),
         (["--strategy", "monitoring", "--conditions", "/tmp/c.json", "--host", "--monitor-state", "/tmp/s.json"],
          "--monitor-state is for the service alone"),
     ])

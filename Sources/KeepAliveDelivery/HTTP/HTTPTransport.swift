@@ -4,7 +4,7 @@ public import Logging
 public import KeepAliveCore
 public import KeepAliveJournal
 
-/// Delivery over HTTP, one location a request, in order, through libcurl (one connection kept
+/// Delivery over HTTP, one record a request, in order, through libcurl (one connection kept
 /// alive): an OwnTracks Recorder's `/pub` (JSON, `X-Limit-U` and `X-Limit-D`) or Traccar's
 /// OsmAnd protocol (query parameters). 2xx is delivery; 408, 429, 5xx and network errors are
 /// retried; any other 4xx is a refusal of that record.
@@ -75,7 +75,7 @@ public final class HTTPTransport: DeliveryTransport {
             return DeliveryResult(acknowledged: 0, failure: .unavailable(reason ?? "libcurl could not start a session"))
         }
         for (index, record) in records.enumerated() {
-            let (url, body, headers) = request(for: record)
+            guard let (url, body, headers) = request(for: record) else { continue }  // nothing to send for it
             let response = session.post(
                 url: url, body: body, headers: headers, username: settings.username, password: password,
                 caFile: settings.caFile?.path, timeout: timeout
@@ -94,14 +94,18 @@ public final class HTTPTransport: DeliveryTransport {
         return DeliveryResult(acknowledged: records.count)
     }
 
-    func request(for record: JournalRecord) -> (url: String, body: String, headers: [String]) {
+    /// The request for `record`, or `nil` for a record the server takes nothing for (OsmAnd
+    /// has no events; OwnTracks has transitions for regions only).
+    func request(for record: JournalRecord) -> (url: String, body: String, headers: [String])? {
         switch format {
         case .ownTracks:
+            guard let payload = OwnTracksPayload.of(record, trackerID: settings.trackerID) else { return nil }
             var headers = ["Content-Type: application/json"]
             if let user = settings.user { headers.append("X-Limit-U: \(user)") }
             if let device = settings.device { headers.append("X-Limit-D: \(device)") }
-            return (settings.url, OwnTracksPayload.json(record, trackerID: settings.trackerID), headers)
+            return (settings.url, payload.json, headers)
         case .osmAnd:
+            guard record.event == nil else { return nil }
             let separator = settings.url.contains("?") ? "&" : "?"
             let query = OsmAndQuery.query(record, deviceID: settings.device ?? "")
             return (settings.url + separator + query, "", ["Content-Type: application/x-www-form-urlencoded"])

@@ -4,7 +4,8 @@ public import Logging
 public import KeepAliveCore
 public import KeepAliveJournal
 
-/// OwnTracks over MQTT: each record a `location` message, QoS 1, on the destination's topic,
+/// OwnTracks over MQTT: each fix a `location` message, QoS 1, on the destination's topic, each
+/// region's event a `transition` on `TOPIC/event` (see ``OwnTracksPayload``),
 /// through libmosquitto with a persistent session and a client id stable across restarts.
 ///
 /// libmosquitto keeps no queue on disk and may still deliver a message published while
@@ -69,26 +70,31 @@ public final class MQTTTransport: DeliveryTransport {
             return DeliveryResult(acknowledged: 0, failure: .unavailable("\(error)"))
         }
         state.update { $0.acknowledged.removeAll() }
-        var messageIDs: [Int32] = []
+        // A record's message id, or nil for one with no OwnTracks message (done as it is).
+        var messageIDs: [Int32?] = []
         var publishError: String?
         for record in records {
-            switch client.publish(topic: settings.topic, payload: OwnTracksPayload.json(record, trackerID: settings.trackerID)) {
+            guard let payload = OwnTracksPayload.of(record, trackerID: settings.trackerID) else {
+                messageIDs.append(nil)
+                continue
+            }
+            switch client.publish(topic: settings.topic + payload.subtopic, payload: payload.json) {
             case .success(let id): messageIDs.append(id)
             case .failure(let error): publishError = "\(error)"
             }
             if publishError != nil { break }
         }
-        let wanted = Set(messageIDs)
+        let wanted = Set(messageIDs.compactMap { $0 })
         let allAcknowledged = await state.wait(until: { wanted.isSubset(of: $0.acknowledged) }, timeout: acknowledgementTimeout)
         let acknowledged = state.update { connection -> Set<Int32> in
             defer { connection.acknowledged.removeAll() }
             return connection.acknowledged
         }
-        let count = messageIDs.prefix(while: acknowledged.contains).count
+        let count = messageIDs.prefix { id in id.map(acknowledged.contains) ?? true }.count
         if allAcknowledged, publishError == nil { return DeliveryResult(acknowledged: count) }
         let reason =
             publishError
-            ?? "no PUBACK from \(settings.host):\(settings.port) within \(acknowledgementTimeout) for \(messageIDs.count - count) of \(messageIDs.count)"
+            ?? "no PUBACK from \(settings.host):\(settings.port) within \(acknowledgementTimeout) for \(wanted.count - acknowledged.intersection(wanted).count) of \(wanted.count)"
         return DeliveryResult(acknowledged: count, failure: .unavailable(reason))
     }
 

@@ -1,15 +1,26 @@
+public import FoundationEssentials
+
 /// A circle on the ground: `CLMonitor.CircularGeographicCondition`, `CLCircularRegion`.
 public struct CircularRegion: Sendable, Hashable, Codable {
     /// The centre.
     public var center: Coordinate
     /// The radius in metres.
     public var radius: Double
+    /// What its owner calls it (an OwnTracks waypoint's `desc`), told with its events.
+    public var name: String?
+    /// When its owner defined it (an OwnTracks waypoint's `tst`, which identifies it there).
+    public var created: Date?
 
-    /// The circle of `radius` metres around `center`.
-    public init(center: Coordinate, radius: Double) {
+    /// The circle of `radius` metres around `center`, called `name`, defined at `created`.
+    public init(center: Coordinate, radius: Double, name: String? = nil, created: Date? = nil) {
         self.center = center
         self.radius = radius
+        self.name = name
+        self.created = created
     }
+
+    /// The longest ``name`` accepted, in characters.
+    public static let maximumNameLength = 200
 
     /// The largest radius accepted, 1,000 km: a larger circle is a mistake in units, and the
     /// quick bounding-box test assumes a region does not wrap around a pole.
@@ -23,6 +34,9 @@ public struct CircularRegion: Sendable, Hashable, Codable {
         }
         guard radius.isFinite, radius > 0 else {
             throw .invalidCondition("a region's radius must be a positive number of metres, not \(radius)")
+        }
+        if let name, name.count > Self.maximumNameLength || name.contains(where: { $0.isNewline }) {
+            throw .invalidCondition("a region's name must be one line of at most \(Self.maximumNameLength) characters")
         }
         guard radius <= Self.maximumRadius else {
             throw .invalidCondition(

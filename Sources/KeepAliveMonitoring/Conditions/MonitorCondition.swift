@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// What a ``LocationMonitor`` watches for: a region, significant changes, or visits.
 ///
 /// The regions are `CLMonitor`'s geographic conditions; significant changes and visits are
@@ -35,6 +37,23 @@ public enum MonitorCondition: Sendable, Hashable, Codable {
         }
     }
 
+    /// Whether it is a region (a circle or a polygon): entered and left.
+    public var isRegion: Bool {
+        switch self {
+        case .circle, .polygon: true
+        case .significantChange, .visit: false
+        }
+    }
+
+    /// The same condition but for a circle's ``CircularRegion/name`` and
+    /// ``CircularRegion/created``: what its events are decided by.
+    func isSameWatch(as other: MonitorCondition) -> Bool {
+        guard case .circle(var mine) = self, case .circle(let theirs) = other else { return self == other }
+        mine.name = theirs.name
+        mine.created = theirs.created
+        return mine == theirs
+    }
+
     /// The region's signed distance from `point` to its edge in metres (negative inside), or
     /// `nil` for a condition that is not a region.
     func signedDistance(from point: Coordinate) -> Double? {
@@ -48,10 +67,11 @@ public enum MonitorCondition: Sendable, Hashable, Codable {
 
 extension MonitorCondition {
     private enum CodingKeys: String, CodingKey {
-        case type, latitude, longitude, radius, vertices
+        case type, latitude, longitude, radius, vertices, name, created
     }
 
-    /// `{"type": "circle", "latitude": 52.37, "longitude": 4.89, "radius": 150}`, `{"type":
+    /// `{"type": "circle", "latitude": 52.37, "longitude": 4.89, "radius": 150}` (with an optional
+    /// `"name"`, and `"created"` in seconds since 1970), `{"type":
     /// "polygon", "vertices": [{"latitude": ..., "longitude": ...}, ...]}`, `{"type":
     /// "significant-change"}` or `{"type": "visit"}`: the monitor's file, and a regions file.
     public init(from decoder: any Decoder) throws {
@@ -63,7 +83,14 @@ extension MonitorCondition {
                 latitude: try container.decode(Double.self, forKey: .latitude),
                 longitude: try container.decode(Double.self, forKey: .longitude)
             )
-            self = .circle(center: center, radius: try container.decode(Double.self, forKey: .radius))
+            self = .circle(
+                CircularRegion(
+                    center: center,
+                    radius: try container.decode(Double.self, forKey: .radius),
+                    name: try container.decodeIfPresent(String.self, forKey: .name),
+                    created: try container.decodeIfPresent(Double.self, forKey: .created).map(Date.init(timeIntervalSince1970:))
+                )
+            )
         case "polygon": self = .polygon(try container.decode([Coordinate].self, forKey: .vertices))
         case "significant-change": self = .significantChange
         case "visit": self = .visit
@@ -84,6 +111,8 @@ extension MonitorCondition {
             try container.encode(region.center.latitude, forKey: .latitude)
             try container.encode(region.center.longitude, forKey: .longitude)
             try container.encode(region.radius, forKey: .radius)
+            try container.encodeIfPresent(region.name, forKey: .name)
+            try container.encodeIfPresent(region.created?.timeIntervalSince1970, forKey: .created)
         case .polygon(let region):
             try container.encode("polygon", forKey: .type)
             try container.encode(region.vertices, forKey: .vertices)
