@@ -82,10 +82,10 @@ extension FixJournal {
             return retried
                 + next.map(JournalSchema.record).map { record in
                     var record = record
+                    record.insideRegions = inside.sorted { $0.key < $1.key }.map(\.value)
                     if let event = record.event, event.condition?.isRegion == true {
                         inside[event.identifier] = event.state == .satisfied ? event : nil
                     }
-                    record.insideRegions = inside.sorted { $0.key < $1.key }.map(\.value)
                     return record
                 }
         }

@@ -20,9 +20,10 @@ public struct JournalRecord: Sendable, Hashable {
     /// The location event this record is, or `nil` for a fix.
     public var event: MonitorEvent?
     /// The regions the device was inside when this record was journaled: for each circle or
-    /// polygon condition whose last event before it entered (and no event left), that event,
-    /// in identifier order. Read with the queue (``FixJournal/pending(for:limit:)``), for
-    /// OwnTracks' `inregions`; empty where a record is read otherwise.
+    /// polygon condition whose last event before this record entered it, that event, in
+    /// identifier order (for an event, the regions before it). Read with the queue
+    /// (``FixJournal/pending(for:limit:)``), for OwnTracks' `inregions`; empty where a record
+    /// is read otherwise.
     public var insideRegions: [MonitorEvent] = []
 
     /// A record as stored.

@@ -60,7 +60,7 @@ package struct JournalCommandSet: JournalCommands {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: file))
         } catch {
-            throw ValidationError("--waypoints \(file): cannot read it (\(error.localizedDescription))")
+            throw ValidationError("--waypoints \(file): cannot read it: \(error.fileErrorText)")
         }
         do {
             return try OwnTracksWaypoint.conditions(fromJSON: data)

@@ -6,8 +6,8 @@ import KeepAliveMonitoring
 /// What a journal record becomes for OwnTracks, in the units OwnTracks uses (`tst` and
 /// `created_at` in whole seconds, `vel` in km/h, `acc`, `alt`, `vac`, `cog` and `batt` as
 /// integers): a fix a `location` on the base topic, a region's event a `transition` on
-/// `TOPIC/event`; other events (significant changes, visits) nothing, their fixes being
-/// locations of their own.
+/// `TOPIC/event`; other events (significant changes, visits, a first "outside") nothing, their
+/// fixes being locations of their own.
 struct OwnTracksPayload: Equatable {
     /// Added to the base topic: empty, or `/event`.
     var subtopic: String
@@ -44,8 +44,12 @@ struct OwnTracksPayload: Equatable {
         )
     }
 
+    /// The transition of a region's event: an entry into a region the device was not inside,
+    /// or an exit from one it was (a region first decided to be outside was never entered).
     static func transition(_ event: MonitorEvent, record: JournalRecord, trackerID: String?) -> OwnTracksMessage.Transition? {
         guard event.condition?.isRegion == true, event.state != .unknown else { return nil }
+        let wasInside = record.insideRegions.contains { $0.identifier == event.identifier }
+        guard wasInside != (event.state == .satisfied) else { return nil }
         var created: Date?
         if case .circle(let region) = event.condition { created = region.created }
         return OwnTracksMessage.Transition(

@@ -11,6 +11,7 @@ import Testing
         journal: String,
         deliver: [String],
         log: String = "ublox-8.log",
+        logFolder: String = "nmea",
         speed: String = "0",
         extra: [String] = []
     ) async throws -> ChildProcess {
@@ -18,7 +19,7 @@ import Testing
         _ = try await run(try Tools.keepalive.path, ["auth", "set", "always", "--app", "tracker", "--auth-file", auth])
         return try ChildProcess(
             try Tools.keepalive.path,
-            ["run", "--app", "tracker", "--auth-file", auth, "--replay", NMEAFixture(log).url.path, "--speed", speed,
+            ["run", "--app", "tracker", "--auth-file", auth, "--replay", NMEAFixture(log, folder: logFolder).url.path, "--speed", speed,
              "--json", "--journal", journal, "--audio-device", "null", "--batch-latency", "200ms"]
                 + deliver.flatMap { ["--deliver", $0] } + extra,
             output: "\(folder)/service-\(UUID().uuidString.prefix(6)).out"
