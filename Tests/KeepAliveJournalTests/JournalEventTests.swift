@@ -5,8 +5,8 @@ import KeepAliveJournal
 import KeepAliveMonitoring
 import Testing
 
-/// Location events in the journal: in one sequence with the fixes, read back whole, passed over
-/// by the destinations' queues, exported as GPX waypoints and GeoJSON features, and a journal
+/// Location events in the journal: in one sequence with the fixes, read back whole, queued for
+/// the destinations with the regions inside at each record, exported as GPX waypoints and GeoJSON features, and a journal
 /// written before events opens with its fixes.
 @Suite struct JournalEventTests {
     /// Element names in document order, by Foundation's XML parser (which fails on malformed input).
@@ -26,9 +26,14 @@ import Testing
     func journalWithEvents(_ folder: TemporaryFolder) throws -> (FixJournal, [MonitorEvent]) {
         let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
         let fixes = (0..<6).map { fix($0, at: Self.start + Double($0)) }
-        let entered = MonitorEvent(identifier: "home, \"sweet\" <home>", state: .satisfied, date: Self.start + 2, location: fixes[2])
+        let entered = MonitorEvent(
+            identifier: "home, \"sweet\" <home>", state: .satisfied, date: Self.start + 2, location: fixes[2],
+            condition: .circle(CircularRegion(center: Coordinate(latitude: 52, longitude: 4), radius: 50, name: "Home", created: Self.start))
+        )
         let visit = Visit(coordinate: Coordinate(latitude: 52, longitude: 4), radius: 12.5, arrival: Self.start + 1)
-        let arrived = MonitorEvent(identifier: "visits", state: .satisfied, date: Self.start + 1, location: fixes[4], visit: visit)
+        let arrived = MonitorEvent(
+            identifier: "visits", state: .satisfied, date: Self.start + 1, location: fixes[4], visit: visit, condition: .visit
+        )
         try journal.append(contentsOf: Array(fixes[0...2]))
         try journal.append(entered)
         try journal.append(contentsOf: Array(fixes[3...4]))
@@ -60,16 +65,30 @@ import Testing
         #expect(try reopened.records(after: 0) == records)
     }
 
-    @Test func destinationsPassOverEventsUntilTheyCanSendThem() throws {
+    @Test func destinationsQueueEventsInOrderWithTheRegionsInsideAtEachRecord() throws {
         let folder = TemporaryFolder()
-        let (journal, _) = try journalWithEvents(folder)
+        let (journal, events) = try journalWithEvents(folder)
         try journal.register(destination: "server", settings: "{}")
         let pending = try journal.pending(for: "server", limit: 100)
-        #expect(pending.map(\.sequence) == [1, 2, 3, 5, 6, 8])
-        #expect(pending.allSatisfy { $0.event == nil })
-        #expect(try journal.status(of: "server").depth == 6, "only fixes wait")
-        try journal.markDelivered(pending, to: "server")
-        #expect(try journal.pending(for: "server", limit: 100).isEmpty)
+        #expect(pending.map(\.sequence) == Array(1...8))
+        #expect(pending.map { $0.event?.identifier } == [nil, nil, nil, events[0].identifier, nil, nil, "visits", nil])
+        #expect(try journal.status(of: "server").depth == 8, "fixes and events wait")
+        // "home" is a circle, entered by record 4: inside from the next record on; a visit is no region.
+        let inside = pending.map { $0.insideRegions.map(\.identifier) }
+        let home = [events[0].identifier]
+        #expect(inside == [[], [], [], [], home, home, home, home])
+        // A queue read from the middle knows what was entered before it.
+        try journal.markDelivered(pending.prefix(5), to: "server")
+        let rest = try journal.pending(for: "server", limit: 100)
+        #expect(rest.map(\.sequence) == [6, 7, 8] && rest.allSatisfy { $0.insideRegions.map(\.identifier) == home })
+        // Left: no longer inside after the exit.
+        let left = MonitorEvent(
+            identifier: events[0].identifier, state: .unsatisfied, date: Self.start + 9, location: fix(9), condition: events[0].condition
+        )
+        try journal.append(left)
+        try journal.append(fix(10))
+        #expect(try journal.pending(for: "server", limit: 100).map { $0.insideRegions.count } == [1, 1, 1, 1, 0])
+        try journal.markDelivered(try journal.pending(for: "server", limit: 100), to: "server")
         #expect(try journal.status(of: "server").depth == 0)
     }
 
@@ -85,7 +104,7 @@ import Testing
         #expect(names.filter { $0 == "wpt" }.count == 2)
         #expect(names.filter { $0 == "trkpt" }.count == 6, "the track has the fixes only")
         #expect(names.lastIndex(of: "wpt")! < names.firstIndex(of: "trk")!, "GPX 1.1: waypoints before tracks")
-        #expect(gpx.contains("<name>home, &quot;sweet&quot; &lt;home&gt;</name><desc>home, &quot;sweet&quot; &lt;home&gt;: satisfied</desc>"))
+        #expect(gpx.contains("<name>home, &quot;sweet&quot; &lt;home&gt;</name><desc>home, &quot;sweet&quot; &lt;home&gt; &quot;Home&quot;: satisfied</desc>"))
         #expect(gpx.contains("<time>2023-11-14T22:13:21.000Z</time><name>visits</name><desc>visits: satisfied (arrived 2023-11-14T22:13:21.000Z)</desc>"))
     }
 
@@ -98,6 +117,7 @@ import Testing
         #expect(features.count == 8)
         #expect(properties.map { $0["event"] as? String } == [nil, nil, nil, "home, \"sweet\" <home>", nil, nil, "visits", nil])
         #expect(properties[3]["state"] as? String == "satisfied")
+        #expect(properties[3]["regionName"] as? String == "Home" && properties[6]["regionName"] == nil)
         #expect(properties[6]["visitArrival"] as? String == "2023-11-14T22:13:21.000Z")
         let lines = try export(journal, .ndjson).split(separator: "\n")
         #expect(lines.count == 8)

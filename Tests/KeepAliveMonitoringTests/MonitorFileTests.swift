@@ -43,6 +43,28 @@ struct MonitorFileTests {
         #expect(secondHalf.first?.visit?.arrival == before[2].lastEvent?.visit?.arrival, "the same stay")
     }
 
+    /// A circle given again with a new name (an OwnTracks waypoint's `desc` changed) keeps its
+    /// state, so no second entry is told; its events carry the new name. Moved, it starts over.
+    @Test func aRenamedCircleKeepsItsStateAndItsEventsCarryTheNewName() throws {
+        let script = VisitTests.errand(seed: 8)
+        let place = TrackScript.point(north: 9000, east: 0)
+        let monitor = try LocationMonitor(named: "renamed")
+        func shop(_ name: String, radius: Double = 300) -> MonitorCondition {
+            .circle(CircularRegion(center: place, radius: radius, name: name, created: Date(timeIntervalSince1970: 1_700_000_000)))
+        }
+        try monitor.update(to: ["shop": shop("Shop")], assuming: .unsatisfied)
+        let entered = script.fixes[..<1200].flatMap { monitor.evaluate($0) }
+        #expect(entered.map { "\($0.identifier) \($0.state)" } == ["shop satisfied"])
+        #expect(entered.first?.condition == shop("Shop"), "the event carries the condition as it was")
+        try monitor.update(to: ["shop": shop("Corner shop")], assuming: .unsatisfied)
+        #expect(monitor.record(for: "shop")?.state == .satisfied && monitor.record(for: "shop")?.condition == shop("Corner shop"))
+        let left = script.fixes[1200...].flatMap { monitor.evaluate($0) }
+        #expect(left.map { "\($0.identifier) \($0.state)" } == ["shop unsatisfied"], "no second entry")
+        #expect(left.first?.condition == shop("Corner shop"))
+        try monitor.update(to: ["shop": shop("Corner shop", radius: 301)], assuming: .unsatisfied)
+        #expect(monitor.record(for: "shop")?.state == .unsatisfied && monitor.record(for: "shop")?.lastEvent == nil, "moved: added anew")
+    }
+
     @Test(arguments: [
         ("garbage", "not JSON at all\u{0}"),
         ("no version", #"{"name":"places","conditions":[]}"#),

@@ -164,10 +164,12 @@ public struct TrackExporter: Sendable {
         return point + "</wpt>\n"
     }
 
-    /// `"event":…,"state":…,"eventTime":…` and, for a visit, its arrival and departure.
+    /// `"event":…,"state":…,"eventTime":…`, a named region's `"regionName"`, and, for a visit,
+    /// its arrival and departure.
     static func eventProperties(_ event: MonitorEvent) -> String {
         var text = ",\"event\":\"\(event.identifier.jsonEscaped)\",\"state\":\"\(event.state.rawValue)\""
         text += ",\"eventTime\":\"\(iso(event.date))\""
+        if let name = regionName(event) { text += ",\"regionName\":\"\(name.jsonEscaped)\"" }
         if let visit = event.visit {
             text += ",\"visitArrival\":\"\(iso(visit.arrival))\""
             if let departure = visit.departure { text += ",\"visitDeparture\":\"\(iso(departure))\"" }
@@ -175,13 +177,19 @@ public struct TrackExporter: Sendable {
         return text
     }
 
-    /// What happened, in words: `home: satisfied (arrived 2018-…)`.
+    /// What happened, in words: `home: satisfied (arrived 2018-…)`, `f7676c "Home": unsatisfied`.
     static func describe(_ event: MonitorEvent) -> String {
-        var text = "\(event.identifier): \(event.state)"
+        var text = event.identifier + (regionName(event).map { " \"\($0)\"" } ?? "") + ": \(event.state)"
         if let visit = event.visit {
             text += visit.departure.map { " (left \(iso($0)))" } ?? " (arrived \(iso(visit.arrival)))"
         }
         return text
+    }
+
+    /// The name of the event's circle, if it has one (an OwnTracks waypoint's `desc`).
+    static func regionName(_ event: MonitorEvent) -> String? {
+        guard case .circle(let region) = event.condition else { return nil }
+        return region.name
     }
 
     /// A CSV field, quoted when it holds a comma, a quote or a line break.

@@ -63,6 +63,64 @@ import Testing
         }
     }
 
+    /// A journal of 6 fixes with events after fixes 1 (outside "far": never entered), 2 (entered
+    /// "home"), 3 (a significant change) and 4 (left "home").
+    static func journalWithRegionEvents() throws -> (path: String, records: [JournalRecord]) {
+        let (path, _) = try journal(0)
+        let journal = try FixJournal(file: URL(fileURLWithPath: path))
+        let home = MonitorCondition.circle(
+            CircularRegion(center: Coordinate(latitude: 47.1, longitude: 8.5), radius: 200, name: "Home", created: Date(timeIntervalSince1970: 1_600_000_000))
+        )
+        let far = MonitorCondition.circle(CircularRegion(center: Coordinate(latitude: 40, longitude: 8), radius: 200))
+        for index in 0..<6 {
+            let fix = Location(
+                latitude: 47.1 + Double(index) * 1e-3, longitude: 8.5, horizontalAccuracy: 3.4,
+                timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), mode: .threeDimensional
+            )
+            try journal.append(fix)
+            let event: (String, MonitorState, MonitorCondition)? =
+                switch index {
+                case 1: ("far", .unsatisfied, far)
+                case 2: ("home", .satisfied, home)
+                case 3: ("moves", .satisfied, .significantChange)
+                case 4: ("home", .unsatisfied, home)
+                default: nil
+                }
+            if let (identifier, state, condition) = event {
+                try journal.append(MonitorEvent(identifier: identifier, state: state, date: fix.timestamp!, location: fix, condition: condition))
+            }
+        }
+        return (path, try allRecords(path))
+    }
+
+    @Test func ownTracksGetsTransitionsInOrderAndTraccarOnlyTheFixes() async throws {
+        let (journal, records) = try Self.journalWithRegionEvents()
+        let receiver = try HTTPReceiver()
+        let result = try await Self.upload(journal, "rec=owntracks+http://127.0.0.1:\(receiver.port)/pub?user=me&device=phone")
+        #expect(result.exitCode == 0, "\(result.error)")
+        let bodies = receiver.accepted.map { try? JSONSerialization.jsonObject(with: Data($0.body.utf8)) as? [String: Any] }
+        let summary = bodies.map { body -> String in
+            guard let body else { return "?" }
+            if body["_type"] as? String == "transition" { return "\(body["event"]!) \(body["rid"]!) \(body["desc"]!) \(body["wtst"]!)" }
+            return "location \((body["inrids"] as? [String])?.joined(separator: ",") ?? "-")"
+        }
+        #expect(summary == [
+            "location -", "location -", "location -", "enter home Home 1600000000", "location home", "location home",
+            "leave home Home 1600000000", "location -",
+        ])
+        let transition = try #require(bodies[3])
+        let entered = try #require(records.first { $0.event?.identifier == "home" })
+        #expect(transition["_id"] as? String == String(entered.id.prefix(8)) && transition["tst"] as? Int == 1_700_000_002)
+        #expect(transition["t"] as? String == "c" && transition["acc"] as? Int == 3 && transition["tid"] as? String == "ne")
+        #expect((bodies[4]?["inregions"] as? [String]) == ["Home"])
+        #expect(try FixJournal(file: URL(fileURLWithPath: journal)).status(of: "rec").depth == 0, "the events without a message are done too")
+
+        let traccar = try HTTPReceiver()
+        let osmand = try await Self.upload(journal, "traccar=traccar+http://127.0.0.1:\(traccar.port)/?id=123456")
+        #expect(osmand.exitCode == 0, "\(osmand.error)")
+        #expect(traccar.accepted.map { $0.query["timestamp"] } == (0..<6).map { "\(1_700_000_000 + $0)" })
+    }
+
     /// A 400 for one fix in the middle of the queue: after its tries it goes to the dead
     /// letters, the rest is delivered in order, and `journal retry` sends it later.
     @Test func aFixTheServerRefusesGoesToTheDeadLettersAndIsRetriedByCommand() async throws {
