@@ -5,7 +5,7 @@ public import KeepAliveCore
 public import KeepAliveJournal
 
 /// OwnTracks over MQTT: each fix a `location` message, QoS 1, on the destination's topic, each
-/// region's event a `transition` on `TOPIC/event` (see ``OwnTracksPayload``),
+/// region's event a `transition` on `TOPIC/event` (see the "OwnTracks" article),
 /// through libmosquitto with a persistent session and a client id stable across restarts.
 ///
 /// libmosquitto keeps no queue on disk and may still deliver a message published while
