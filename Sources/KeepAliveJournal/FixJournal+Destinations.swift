@@ -72,9 +72,11 @@ extension FixJournal {
                 sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?",
                 arguments: [through, limit - retries.count]
             )
+            func ordered(_ inside: [String: MonitorEvent]) -> [MonitorEvent] { inside.sorted { $0.key < $1.key }.map(\.value) }
+            // A retried dead letter is out of order: the regions before it, each on its own.
             let retried = try retries.map(JournalSchema.record).map { record in
                 var record = record
-                record.insideRegions = try Self.regionsInside(db, before: record.sequence).sorted { $0.key < $1.key }.map(\.value)
+                record.insideRegions = ordered(try Self.regionsInside(db, before: record.sequence))
                 return record
             }
             guard let first = next.first else { return retried }
@@ -82,7 +84,7 @@ extension FixJournal {
             return retried
                 + next.map(JournalSchema.record).map { record in
                     var record = record
-                    record.insideRegions = inside.sorted { $0.key < $1.key }.map(\.value)
+                    record.insideRegions = ordered(inside)
                     if let event = record.event, event.condition?.isRegion == true {
                         inside[event.identifier] = event.state == .satisfied ? event : nil
                     }
