@@ -43,7 +43,7 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
-        // Headers only: both libraries are loaded with dlopen on first use (see their shims).
+        // Headers only: these libraries are loaded with dlopen on first use (see their shims).
         .systemLibrary(
             name: "CMosquitto",
             providers: [.apt(["libmosquitto-dev"])]
@@ -51,6 +51,10 @@ let package = Package(
         .systemLibrary(
             name: "CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSodium",
+            providers: [.apt(["libsodium-dev"])]
         ),
         // sd_notify's datagram protocol to $NOTIFY_SOCKET, in a few lines of C: no libsystemd.
         .systemLibrary(name: "CSystemdNotify"),
@@ -93,6 +97,7 @@ let package = Package(
                 "KeepAliveMonitoring",
                 "CMosquitto",
                 "CCurl",
+                "CSodium",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -12,7 +12,8 @@ public import FoundationEssentials
 ///
 /// Query options: `password-file=PATH` (a file of mode 0600 holding the password; never the
 /// password itself), `ca=PATH` (the CA certificate for TLS), `tid=XX` (OwnTracks tracker id),
-/// `client-id=ID` (MQTT).
+/// `client-id=ID` (MQTT), `key-file=PATH` (OwnTracks: a file of mode 0600 holding the shared key
+/// every payload is encrypted with).
 public struct Destination: Sendable, Hashable {
     /// Letters, digits, `-` and `_`: the queue's name in the journal.
     public var name: String
@@ -52,7 +53,7 @@ public struct Destination: Sendable, Hashable {
         else { throw .badDestination(shown, "not a URL with a host (for example mqtt://localhost/owntracks/me/phone)") }
         var options: [String: String] = [:]
         for item in url.queryItems ?? [] { options[item.name] = item.value ?? "" }
-        let known = ["password-file", "ca", "tid", "client-id", "user", "device", "id"]
+        let known = ["password-file", "ca", "tid", "client-id", "user", "device", "id", "key-file"]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
             throw .badDestination(shown, "unknown option \(unknown) (known: \(known.joined(separator: ", ")))")
         }
@@ -73,7 +74,8 @@ public struct Destination: Sendable, Hashable {
                     passwordFile: options["password-file"].map { URL(fileURLWithPath: $0) },
                     caFile: options["ca"].map { URL(fileURLWithPath: $0) },
                     usesTLS: scheme == "mqtts",
-                    trackerID: options["tid"] ?? String(parts[2].suffix(2))
+                    trackerID: options["tid"] ?? String(parts[2].suffix(2)),
+                    keyFile: options["key-file"].map { URL(fileURLWithPath: $0) }
                 )
             )
         case "owntracks+http", "owntracks+https", "traccar+http", "traccar+https", "osmand+http", "osmand+https":
@@ -90,6 +92,9 @@ public struct Destination: Sendable, Hashable {
             if !isTraccar, options["user"]?.isEmpty ?? true || options["device"]?.isEmpty ?? true {
                 throw .badDestination(shown, "an OwnTracks Recorder needs ?user=USER&device=DEVICE")
             }
+            if isTraccar, options["key-file"] != nil {
+                throw .badDestination(shown, "key-file is for OwnTracks: Traccar's OsmAnd protocol is not encrypted")
+            }
             let settings = HTTPSettings(
                 url: target.string ?? text,
                 username: url.user,
@@ -97,7 +102,8 @@ public struct Destination: Sendable, Hashable {
                 caFile: options["ca"].map { URL(fileURLWithPath: $0) },
                 user: options["user"],
                 device: isTraccar ? options["id"] : options["device"],
-                trackerID: options["tid"] ?? options["device"].map { String($0.suffix(2)) }
+                trackerID: options["tid"] ?? options["device"].map { String($0.suffix(2)) },
+                keyFile: options["key-file"].map { URL(fileURLWithPath: $0) }
             )
             endpoint = isTraccar ? .traccar(settings) : .ownTracksHTTP(settings)
         default:
@@ -133,14 +139,23 @@ public struct Destination: Sendable, Hashable {
         return result[...query] + items.joined(separator: "&")
     }
 
-    /// Reads the password file now (if there is one), so a bad one is reported at start.
+    /// Reads the password and key files now (if there are any), so a bad one is reported at
+    /// start, and checks that libsodium loads when payloads are encrypted.
     public func checkCredentials() throws(DeliveryError) {
-        let file: URL? =
+        let (file, keyFile): (URL?, URL?) =
             switch endpoint {
-            case .ownTracksMQTT(let settings): settings.passwordFile
-            case .ownTracksHTTP(let settings), .traccar(let settings): settings.passwordFile
+            case .ownTracksMQTT(let settings): (settings.passwordFile, settings.keyFile)
+            case .ownTracksHTTP(let settings), .traccar(let settings): (settings.passwordFile, settings.keyFile)
             }
         if let file { _ = try PasswordFile.read(file.path) }
+        if let keyFile {
+            _ = try OwnTracksEncryption(keyFile: keyFile.path)
+            do {
+                try OwnTracksEncryption.checkLibrary()
+            } catch {
+                throw .badDestination(settings, "\(error)")
+            }
+        }
     }
 
     /// The settings as given (kept in the journal; no password is ever in them).
@@ -167,12 +182,15 @@ public struct MQTTSettings: Sendable, Hashable {
     public var usesTLS: Bool
     /// OwnTracks' two-character tracker id (`tid`).
     public var trackerID: String?
+    /// A file of mode 0600 holding the key every payload is encrypted with (`_type: encrypted`).
+    public var keyFile: URL?
 
     /// Settings from their parts.
     public init(
         host: String, port: Int = 1883, topic: String, clientID: String, username: String? = nil,
-        passwordFile: URL? = nil, caFile: URL? = nil, usesTLS: Bool = false, trackerID: String? = nil
+        passwordFile: URL? = nil, caFile: URL? = nil, usesTLS: Bool = false, trackerID: String? = nil, keyFile: URL? = nil
     ) {
+        self.keyFile = keyFile
         self.host = host
         self.port = port
         self.topic = topic
@@ -201,12 +219,15 @@ public struct HTTPSettings: Sendable, Hashable {
     public var device: String?
     /// OwnTracks' two-character tracker id (`tid`).
     public var trackerID: String?
+    /// OwnTracks: a file of mode 0600 holding the key every payload is encrypted with.
+    public var keyFile: URL?
 
     /// Settings from their parts.
     public init(
         url: String, username: String? = nil, passwordFile: URL? = nil, caFile: URL? = nil,
-        user: String? = nil, device: String? = nil, trackerID: String? = nil
+        user: String? = nil, device: String? = nil, trackerID: String? = nil, keyFile: URL? = nil
     ) {
+        self.keyFile = keyFile
         self.url = url
         self.username = username
         self.passwordFile = passwordFile

@@ -42,14 +42,16 @@ public final class HTTPTransport: DeliveryTransport {
     /// Sends the records one a request, in order, and stops at the first that is not delivered.
     public func send(_ records: [JournalRecord]) async -> DeliveryResult {
         let password: String?
+        let encryption: OwnTracksEncryption?
         do throws(DeliveryError) {
             password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
+            encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
         } catch {
             return DeliveryResult(acknowledged: 0, failure: .unavailable("\(error)"))
         }
         return await withCheckedContinuation { continuation in
             queue.async { [self] in
-                continuation.resume(returning: sendNow(records, password: password))
+                continuation.resume(returning: sendNow(records, password: password, encryption: encryption))
             }
         }
     }
@@ -65,7 +67,7 @@ public final class HTTPTransport: DeliveryTransport {
     }
 
     /// On the queue: one request a record until one is not acknowledged.
-    private func sendNow(_ records: [JournalRecord], password: String?) -> DeliveryResult {
+    private func sendNow(_ records: [JournalRecord], password: String?, encryption: OwnTracksEncryption?) -> DeliveryResult {
         let session = session.withLock { session -> CurlSession? in
             if session == nil { session = CurlSession() }
             return session
@@ -75,7 +77,13 @@ public final class HTTPTransport: DeliveryTransport {
             return DeliveryResult(acknowledged: 0, failure: .unavailable(reason ?? "libcurl could not start a session"))
         }
         for (index, record) in records.enumerated() {
-            guard let (url, body, headers) = request(for: record) else { continue }  // nothing to send for it
+            let request: (url: String, body: String, headers: [String])?
+            do throws(OwnTracksError) {
+                request = try self.request(for: record, encryptedWith: encryption)
+            } catch {
+                return DeliveryResult(acknowledged: index, failure: .unavailable("\(error)"))
+            }
+            guard let (url, body, headers) = request else { continue }  // nothing to send for it
             let response = session.post(
                 url: url, body: body, headers: headers, username: settings.username, password: password,
                 caFile: settings.caFile?.path, timeout: timeout
@@ -96,14 +104,16 @@ public final class HTTPTransport: DeliveryTransport {
 
     /// The request for `record`, or `nil` for a record the server takes nothing for (OsmAnd
     /// has no events; OwnTracks has transitions for regions only).
-    func request(for record: JournalRecord) -> (url: String, body: String, headers: [String])? {
+    func request(
+        for record: JournalRecord, encryptedWith encryption: OwnTracksEncryption? = nil
+    ) throws(OwnTracksError) -> (url: String, body: String, headers: [String])? {
         switch format {
         case .ownTracks:
             guard let payload = OwnTracksPayload.of(record, trackerID: settings.trackerID) else { return nil }
             var headers = ["Content-Type: application/json"]
             if let user = settings.user { headers.append("X-Limit-U: \(user)") }
             if let device = settings.device { headers.append("X-Limit-D: \(device)") }
-            return (settings.url, payload.json, headers)
+            return (settings.url, try payload.text(encryptedWith: encryption), headers)
         case .osmAnd:
             guard record.event == nil else { return nil }
             let separator = settings.url.contains("?") ? "&" : "?"

@@ -69,6 +69,12 @@ public final class MQTTTransport: DeliveryTransport {
         } catch {
             return DeliveryResult(acknowledged: 0, failure: .unavailable("\(error)"))
         }
+        let encryption: OwnTracksEncryption?
+        do throws(DeliveryError) {
+            encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
+        } catch {
+            return DeliveryResult(acknowledged: 0, failure: .unavailable("\(error)"))
+        }
         state.update { $0.acknowledged.removeAll() }
         // A record's message id, or nil for one with no OwnTracks message (done as it is).
         var messageIDs: [Int32?] = []
@@ -78,9 +84,13 @@ public final class MQTTTransport: DeliveryTransport {
                 messageIDs.append(nil)
                 continue
             }
-            switch client.publish(topic: settings.topic + payload.subtopic, payload: payload.json) {
-            case .success(let id): messageIDs.append(id)
-            case .failure(let error): publishError = "\(error)"
+            do throws(OwnTracksError) {
+                switch client.publish(topic: settings.topic + payload.subtopic, payload: try payload.text(encryptedWith: encryption)) {
+                case .success(let id): messageIDs.append(id)
+                case .failure(let error): publishError = "\(error)"
+                }
+            } catch {
+                publishError = "\(error)"
             }
             if publishError != nil { break }
         }

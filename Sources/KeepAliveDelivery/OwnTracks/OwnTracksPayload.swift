@@ -14,6 +14,12 @@ struct OwnTracksPayload: Equatable {
     /// The message, as JSON.
     var json: String
 
+    /// The message as sent: ``json``, or sealed with `encryption` when there is one.
+    func text(encryptedWith encryption: OwnTracksEncryption?) throws(OwnTracksError) -> String {
+        guard let encryption else { return json }
+        return try encryption.seal(json)
+    }
+
     /// The message of `record`, or `nil` for an event OwnTracks has no message for.
     static func of(_ record: JournalRecord, trackerID: String?) -> OwnTracksPayload? {
         guard let event = record.event else {

@@ -152,16 +152,3 @@ public struct OwnTracksWaypoint: Sendable, Hashable {
         }
     }
 }
-
-/// OwnTracks input that cannot be used.
-public enum OwnTracksError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A waypoints document that is not one, and why.
-    case badWaypoints(String)
-
-    /// What is wrong.
-    public var description: String {
-        switch self {
-        case .badWaypoints(let reason): "waypoints: \(reason)"
-        }
-    }
-}

@@ -1,0 +1,15 @@
+/// OwnTracks input or output that cannot be used.
+public enum OwnTracksError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A waypoints document that is not one, and why.
+    case badWaypoints(String)
+    /// An encrypted payload that cannot be sealed or opened, and why.
+    case encryption(String)
+
+    /// What is wrong.
+    public var description: String {
+        switch self {
+        case .badWaypoints(let reason): "waypoints: \(reason)"
+        case .encryption(let reason): "encrypted payload: \(reason)"
+        }
+    }
+}
