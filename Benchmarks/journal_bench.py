@@ -20,6 +20,9 @@ in the same go. Needs mosquitto, mosquitto_pub/sub, sqlite3 and (from PyPI, in a
 """
 import json, os, socket, statistics, subprocess, sys, tempfile, threading, time, venv
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mqtt_bench_support as support
+
 bin_dir, runs = sys.argv[1], int(sys.argv[2])
 trackers = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
 fleet_seconds = int(sys.argv[4]) if len(sys.argv) > 4 else 30
@@ -29,44 +32,16 @@ work = tempfile.mkdtemp(prefix="journal-bench-")
 N = 20000
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port, timed, summary = support.free_port, support.timed, support.summary
 
 
 def broker(nodelay=True):
-    port = free_port()
-    conf = f"{work}/mosquitto-{port}.conf"
-    with open(conf, "w") as f:
-        f.write(f"user root\nlistener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n")
-        if nodelay:
-            f.write("set_tcp_nodelay true\n")
-    process = subprocess.Popen(["mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.1).close()
-            return process, port
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("mosquitto did not start")
+    return support.broker(work, nodelay)
 
 
 def bench_line(*arguments):
-    out = subprocess.run([bench, *arguments], capture_output=True, text=True, check=True).stdout.split("\n")
-    return {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out if line}
+    return support.bench_line(bench, *arguments)
 
-
-def timed(command, stdin=None):
-    start = time.perf_counter()
-    before = os.times()
-    subprocess.run(command, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    after = os.times()
-    return time.perf_counter() - start, (after.children_user - before.children_user) + (after.children_system - before.children_system)
-
-
-def summary(values):
-    return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
 # The anchors' inputs: the same inserts as SQL, the same OwnTracks messages as lines.
