@@ -155,8 +155,10 @@ extension KeepAlive {
         }
 
         func run() async throws {
-            // A journal or a destination: this process becomes keepalive-journal, before it does anything.
-            let journalCommands = delivery.isRequested ? JournalLink.required() : nil
+            // A journal, a destination or waypoints: this process becomes keepalive-journal, before
+            // it does anything.
+            let needsJournal = delivery.isRequested || monitoring.waypoints != nil
+            let journalCommands = needsJournal ? JournalLink.required() : nil
             let interrupts = await Interrupts.trap()
             let output = Output(json: source.json)
             let environment = ProcessInfo.processInfo.environment
@@ -219,7 +221,7 @@ extension KeepAlive {
             }
             defer { endpoint?.stop() }
             var journal: ServiceJournal?
-            if let journalCommands {
+            if delivery.isRequested, let journalCommands {
                 do {
                     journal = try journalCommands.service(delivery, output: output, recordsMetrics: configuration.recordsMetrics)
                 } catch {

@@ -125,6 +125,27 @@ struct RunMonitoringTests {
         #expect(result.error.contains(message), "\(result.error)")
     }
 
+    /// `--waypoints` without a journal: `keepalive` becomes `keepalive-journal` to read them,
+    /// before it starts, and watches them by their region ids.
+    @Test func waypointsAreWatchedWithoutAJournal() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("waypoints-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(OwnTracksTransitionTests.waypoints.utf8).write(to: file)
+        let auth = file.path + ".auth"
+        defer { try? FileManager.default.removeItem(atPath: auth) }
+        _ = try await runCommand(try Tools.keepalive.path, ["auth", "set", "always", "--app", "tracker", "--auth-file", auth])
+        let result = try await runService(
+            ["--app", "tracker", "--auth-file", auth, "--strategy", "monitoring", "--waypoints", file.path], events: 6
+        )
+        #expect(result.exitCode == 0, "\(result.error)")
+        let events = try MonitorCommandTests.printedEvents(result.lines).map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+        #expect(events.filter { !$0.hasPrefix("far ") && !$0.hasPrefix("6553f100 unsatisfied") }.prefix(3) == [
+            "f7676c satisfied", "6553f100 satisfied", "f7676c unsatisfied",
+        ])
+        #expect(events.last == "6553f100 unsatisfied")
+        #expect(result.lines.filter { $0.contains("\"started\"") }.count == 1, "started once, after the relaunch")
+    }
+
     @Test func badConditionsAreRefusedNamingTheFileBeforeAnythingRuns() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("conditions-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
