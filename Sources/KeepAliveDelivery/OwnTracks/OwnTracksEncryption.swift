@@ -12,7 +12,7 @@ public struct OwnTracksEncryption: Sendable {
     /// final line break: never given on the command line, where process lists would show it.
     ///
     /// - Throws: ``DeliveryError/passwordFile(_:_:)`` for a missing, unreadable, shared or empty
-    ///   file; ``OwnTracksError/encryption(_:)`` when libsodium cannot be loaded.
+    ///   file (libsodium is loaded on first use: ``checkLibrary()``).
     public init(keyFile path: String) throws(DeliveryError) {
         let secret = try PasswordFile.read(path)
         guard !secret.isEmpty else { throw .passwordFile(path, "is empty: write the shared encryption key into it") }

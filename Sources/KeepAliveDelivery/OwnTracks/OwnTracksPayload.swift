@@ -45,7 +45,7 @@ struct OwnTracksPayload: Equatable {
             battery: record.battery,
             trackerID: trackerID,
             createdAt: seconds(record.recordedAt),
-            inRegions: regions.isEmpty ? nil : regions.map(regionName),
+            inRegions: regions.isEmpty ? nil : regions.map { $0.condition?.name ?? $0.identifier },
             inRegionIDs: regions.isEmpty ? nil : regions.map(\.identifier)
         )
     }
@@ -61,7 +61,7 @@ struct OwnTracksPayload: Equatable {
         return OwnTracksMessage.Transition(
             id: String(record.id.prefix(8)),
             event: event.state == .satisfied ? "enter" : "leave",
-            description: regionName(event),
+            description: event.condition?.name ?? event.identifier,
             waypointTime: created.map(seconds),
             time: seconds(event.date),
             latitude: rounded(event.location.latitude),
@@ -70,12 +70,6 @@ struct OwnTracksPayload: Equatable {
             trackerID: trackerID,
             regionID: event.identifier
         )
-    }
-
-    /// A region's name as its event carries it, or its identifier.
-    static func regionName(_ event: MonitorEvent) -> String {
-        if case .circle(let region) = event.condition, let name = region.name { return name }
-        return event.identifier
     }
 
     static func encode(_ message: some Encodable) -> String {

@@ -49,10 +49,13 @@ public struct OwnTracksWaypoint: Sendable, Hashable {
     public static func conditions(fromJSON data: Data) throws(OwnTracksError) -> [String: MonitorCondition] {
         let waypoints = try parse(data)
         var conditions: [String: MonitorCondition] = [:]
+        // The monitor's own checks, said per waypoint (in memory: it has no file to fail on).
+        let check: LocationMonitor
+        do { check = try LocationMonitor(named: "check") } catch { throw .badWaypoints(error.message) }
         for (index, waypoint) in waypoints.enumerated() {
             let name = "waypoint \(index + 1) (\"\(waypoint.description)\")"
             do {
-                try LocationMonitor(named: "check").add(waypoint.condition, identifier: waypoint.identifier)
+                try check.add(waypoint.condition, identifier: waypoint.identifier)
             } catch {
                 throw .badWaypoints("\(name): \(error.message)")
             }

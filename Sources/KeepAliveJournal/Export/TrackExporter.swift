@@ -169,7 +169,7 @@ public struct TrackExporter: Sendable {
     static func eventProperties(_ event: MonitorEvent) -> String {
         var text = ",\"event\":\"\(event.identifier.jsonEscaped)\",\"state\":\"\(event.state.rawValue)\""
         text += ",\"eventTime\":\"\(iso(event.date))\""
-        if let name = regionName(event) { text += ",\"regionName\":\"\(name.jsonEscaped)\"" }
+        if let name = event.condition?.name { text += ",\"regionName\":\"\(name.jsonEscaped)\"" }
         if let visit = event.visit {
             text += ",\"visitArrival\":\"\(iso(visit.arrival))\""
             if let departure = visit.departure { text += ",\"visitDeparture\":\"\(iso(departure))\"" }
@@ -179,17 +179,11 @@ public struct TrackExporter: Sendable {
 
     /// What happened, in words: `home: satisfied (arrived 2018-…)`, `f7676c "Home": unsatisfied`.
     static func describe(_ event: MonitorEvent) -> String {
-        var text = event.identifier + (regionName(event).map { " \"\($0)\"" } ?? "") + ": \(event.state)"
+        var text = event.identifier + (event.condition?.name.map { " \"\($0)\"" } ?? "") + ": \(event.state)"
         if let visit = event.visit {
             text += visit.departure.map { " (left \(iso($0)))" } ?? " (arrived \(iso(visit.arrival)))"
         }
         return text
-    }
-
-    /// The name of the event's circle, if it has one (an OwnTracks waypoint's `desc`).
-    static func regionName(_ event: MonitorEvent) -> String? {
-        guard case .circle(let region) = event.condition else { return nil }
-        return region.name
     }
 
     /// A CSV field, quoted when it holds a comma, a quote or a line break.

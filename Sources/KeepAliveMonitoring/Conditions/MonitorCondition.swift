@@ -45,6 +45,12 @@ public enum MonitorCondition: Sendable, Hashable, Codable {
         }
     }
 
+    /// A circle's ``CircularRegion/name``, if it has one (an OwnTracks waypoint's `desc`).
+    public var name: String? {
+        guard case .circle(let region) = self else { return nil }
+        return region.name
+    }
+
     /// The same condition but for a circle's ``CircularRegion/name`` and
     /// ``CircularRegion/created``: what its events are decided by.
     func isSameWatch(as other: MonitorCondition) -> Bool {
