@@ -172,6 +172,8 @@ let package = Package(
                 "KeepAliveCore",
                 "KeepAliveJournal",
                 "KeepAliveDelivery",
+                "KeepAliveMonitoring",
+                "KeepAliveService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

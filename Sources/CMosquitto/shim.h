@@ -12,7 +12,8 @@
     X(lib_init) X(new) X(destroy) X(user_data_set) X(int_option) X(reconnect_delay_set) \
     X(username_pw_set) X(tls_set) X(connect_callback_set) X(disconnect_callback_set) \
     X(publish_callback_set) X(connect_async) X(loop_start) X(loop_stop) X(publish) \
-    X(disconnect) X(strerror) X(connack_string) X(max_inflight_messages_set)
+    X(disconnect) X(strerror) X(connack_string) X(max_inflight_messages_set) \
+    X(will_set) X(subscribe) X(message_callback_set)
 
 typedef struct {
 #define CMOSQ_FIELD(name) __typeof__(&mosquitto_##name) name;
@@ -74,6 +75,15 @@ static inline int cmosq_publish(const cmosq_table *api, struct mosquitto *m, int
 static inline int cmosq_disconnect(const cmosq_table *api, struct mosquitto *m) { return api->disconnect(m); }
 static inline const char *cmosq_strerror(const cmosq_table *api, int code) { return api->strerror(code); }
 static inline const char *cmosq_connack_string(const cmosq_table *api, int code) { return api->connack_string(code); }
+static inline int cmosq_will_set(const cmosq_table *api, struct mosquitto *m, const char *topic, int length, const void *payload, int qos, bool retain) {
+    return api->will_set(m, topic, length, payload, qos, retain);
+}
+static inline int cmosq_subscribe(const cmosq_table *api, struct mosquitto *m, const char *topic, int qos) {
+    return api->subscribe(m, NULL, topic, qos);
+}
+static inline void cmosq_message_callback_set(const cmosq_table *api, struct mosquitto *m, void (*callback)(struct mosquitto *, void *, const struct mosquitto_message *)) {
+    api->message_callback_set(m, callback);
+}
 static inline int cmosq_max_inflight_messages_set(const cmosq_table *api, struct mosquitto *m, unsigned int count) {
     return api->max_inflight_messages_set(m, count);
 }

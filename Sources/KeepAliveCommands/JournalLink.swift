@@ -2,6 +2,7 @@ package import ArgumentParser
 import Glibc
 package import KeepAliveCore
 package import KeepAliveMonitoring
+package import KeepAliveService
 
 /// What the commands need from the journal and delivery modules, which only `keepalive-journal`
 /// links (they bring GRDB, SQLite and Foundation). `keepalive` has no link: a command that
@@ -13,8 +14,9 @@ package protocol JournalCommands: Sendable {
     func validate(_ command: any ParsableArguments) throws
     /// Runs a command that reads or writes the journal.
     func run(_ command: any ParsableCommand) async throws
-    /// The journal `keepalive run` records its fixes in and the delivery it runs beside them.
-    func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool) throws -> ServiceJournal
+    /// The journal `keepalive run` records its fixes in, the delivery it runs beside them, and
+    /// the remote commands of its OwnTracks destinations (which keep waypoints in `waypoints`).
+    func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool, waypoints: String?) throws -> ServiceJournal
     /// The conditions of an OwnTracks waypoints file, by identifier (each waypoint's region id).
     func conditions(fromWaypoints file: String) throws -> [String: MonitorCondition]
 }
@@ -29,13 +31,17 @@ package struct ServiceJournal: Sendable {
     package var delivery: (any PausableWork)?
     /// Fixes waiting for delivery, over every destination.
     package var queueDepth: @Sendable () -> Int?
+    /// The remote commands of its OwnTracks MQTT destinations, if it has any.
+    package var remote: (any RemoteControl)?
 
     package init(
         recorder: any FixRecorder,
         eventRecorder: (any MonitorEventRecorder)? = nil,
         delivery: (any PausableWork)?,
+        remote: (any RemoteControl)? = nil,
         queueDepth: @escaping @Sendable () -> Int?
     ) {
+        self.remote = remote
         self.recorder = recorder
         self.eventRecorder = eventRecorder
         self.delivery = delivery

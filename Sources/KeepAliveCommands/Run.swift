@@ -223,7 +223,12 @@ extension KeepAlive {
             var journal: ServiceJournal?
             if delivery.isRequested, let journalCommands {
                 do {
-                    journal = try journalCommands.service(delivery, output: output, recordsMetrics: configuration.recordsMetrics)
+                    journal = try journalCommands.service(
+                        delivery,
+                        output: output,
+                        recordsMetrics: configuration.recordsMetrics,
+                        waypoints: monitoring.waypoints
+                    )
                 } catch {
                     output.write(error: error)
                     throw ExitCode(1)
@@ -231,6 +236,7 @@ extension KeepAlive {
                 configuration.journal = journal?.recorder
                 configuration.eventRecorder = journal?.eventRecorder
                 configuration.delivery = journal?.delivery
+                configuration.remote = journal?.remote
             }
             let service = KeepAliveService(
                 configuration: configuration,

@@ -23,6 +23,8 @@ public final class Deliverer: Sendable {
     let events: @Sendable (DeliveryEvent) -> Void
     private let wake = WakeSignal()
     private let paused = Locked(false)
+    /// Asked for by ``sendNow()``: the next batch goes without waiting to fill up.
+    private let urgent = Locked(false)
 
     /// A deliverer for one destination of a journal.
     ///
@@ -64,6 +66,13 @@ public final class Deliverer: Sendable {
 
     /// New fixes are in the journal: a waiting batch may be due.
     public func recordsAppended() { wake.raise(.appended) }
+
+    /// What is waiting goes at once, without waiting for the batch to fill up (a fix a server
+    /// asked for). A retry still waits its backoff.
+    public func sendNow() {
+        urgent.withLock { $0 = true }
+        wake.raise(.appended)
+    }
 
     /// The network is back: a waiting retry goes at once.
     public func networkCameBack() { wake.raise(.reachable) }
@@ -186,6 +195,11 @@ public final class Deliverer: Sendable {
     private func waitBeforeSending(_ batch: [JournalRecord]) -> Duration? {
         guard let oldest = batch.first else { return policy.pollInterval }
         guard batch.count < policy.batchThreshold else { return nil }
+        let isUrgent = urgent.withLock { flag in
+            defer { flag = false }
+            return flag
+        }
+        if isUrgent { return nil }
         let waited = journal.now().timeIntervalSince(oldest.recordedAt)
         let left = policy.maximumLatency.seconds - waited
         guard left > 0 else { return nil }

@@ -13,7 +13,7 @@ public import FoundationEssentials
 /// Query options: `password-file=PATH` (a file of mode 0600 holding the password; never the
 /// password itself), `ca=PATH` (the CA certificate for TLS), `tid=XX` (OwnTracks tracker id),
 /// `client-id=ID` (MQTT), `key-file=PATH` (OwnTracks: a file of mode 0600 holding the shared key
-/// every payload is encrypted with).
+/// every payload is encrypted with), `cmd=false` (OwnTracks over MQTT: take no remote commands).
 public struct Destination: Sendable, Hashable {
     /// Letters, digits, `-` and `_`: the queue's name in the journal.
     public var name: String
@@ -53,11 +53,20 @@ public struct Destination: Sendable, Hashable {
         else { throw .badDestination(shown, "not a URL with a host (for example mqtt://localhost/owntracks/me/phone)") }
         var options: [String: String] = [:]
         for item in url.queryItems ?? [] { options[item.name] = item.value ?? "" }
-        let known = ["password-file", "ca", "tid", "client-id", "user", "device", "id", "key-file"]
+        let known = ["password-file", "ca", "tid", "client-id", "user", "device", "id", "key-file", "cmd"]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
             throw .badDestination(shown, "unknown option \(unknown) (known: \(known.joined(separator: ", ")))")
         }
         self.name = name
+        var takesCommands = true
+        switch options["cmd"]?.lowercased() {
+        case nil, "true", "1", "yes": break
+        case "false", "0", "no": takesCommands = false
+        case let other?: throw .badDestination(shown, "cmd takes true or false, not \"\(other)\"")
+        }
+        if options["cmd"] != nil, scheme != "mqtt", scheme != "mqtts" {
+            throw .badDestination(shown, "cmd is for OwnTracks over MQTT, where the device subscribes to its commands")
+        }
         switch scheme {
         case "mqtt", "mqtts":
             let parts = url.path.split(separator: "/").map(String.init)
@@ -75,7 +84,8 @@ public struct Destination: Sendable, Hashable {
                     caFile: options["ca"].map { URL(fileURLWithPath: $0) },
                     usesTLS: scheme == "mqtts",
                     trackerID: options["tid"] ?? String(parts[2].suffix(2)),
-                    keyFile: options["key-file"].map { URL(fileURLWithPath: $0) }
+                    keyFile: options["key-file"].map { URL(fileURLWithPath: $0) },
+                    takesCommands: takesCommands
                 )
             )
         case "owntracks+http", "owntracks+https", "traccar+http", "traccar+https", "osmand+http", "osmand+https":
@@ -184,13 +194,17 @@ public struct MQTTSettings: Sendable, Hashable {
     public var trackerID: String?
     /// A file of mode 0600 holding the key every payload is encrypted with (`_type: encrypted`).
     public var keyFile: URL?
+    /// Whether the device takes remote commands from `TOPIC/cmd` (`cmd=false` turns them off).
+    public var takesCommands: Bool
 
     /// Settings from their parts.
     public init(
         host: String, port: Int = 1883, topic: String, clientID: String, username: String? = nil,
-        passwordFile: URL? = nil, caFile: URL? = nil, usesTLS: Bool = false, trackerID: String? = nil, keyFile: URL? = nil
+        passwordFile: URL? = nil, caFile: URL? = nil, usesTLS: Bool = false, trackerID: String? = nil, keyFile: URL? = nil,
+        takesCommands: Bool = true
     ) {
         self.keyFile = keyFile
+        self.takesCommands = takesCommands
         self.host = host
         self.port = port
         self.topic = topic

@@ -67,6 +67,11 @@ public final class JournalDelivery: PausableWork {
         for deliverer in deliverers { await deliverer.pause() }
     }
 
+    /// Every deliverer sends what waits at once (see ``Deliverer/sendNow()``).
+    public func sendNow() {
+        for deliverer in deliverers { deliverer.sendNow() }
+    }
+
     /// Resumes every deliverer.
     public func resume() {
         for deliverer in deliverers { deliverer.resume() }

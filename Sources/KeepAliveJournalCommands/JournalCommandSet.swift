@@ -39,7 +39,7 @@ package struct JournalCommandSet: JournalCommands {
         try await command.perform()
     }
 
-    package func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool) throws -> ServiceJournal {
+    package func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool, waypoints: String?) throws -> ServiceJournal {
         let journal = try options.openJournal()
         let destinations = try options.parsedDestinations()
         var delivery: JournalDelivery?
@@ -50,7 +50,17 @@ package struct JournalCommandSet: JournalCommands {
                 output.write($0)
             }
         }
-        return ServiceJournal(recorder: journal, eventRecorder: journal, delivery: delivery) {
+        let sessions = destinations.compactMap { destination -> OwnTracksSession? in
+            guard case .ownTracksMQTT(let settings) = destination.endpoint else { return nil }
+            return OwnTracksSession(settings: settings)
+        }
+        var remote: OwnTracksRemoteControl?
+        if !sessions.isEmpty {
+            let file = waypoints.map { URL(fileURLWithPath: $0) }
+            let watched = try file.map { try OwnTracksWaypoint.parse(Data(contentsOf: $0)) } ?? []
+            remote = OwnTracksRemoteControl(sessions: sessions, waypoints: WaypointStore(file: file, waypoints: watched), delivery: delivery)
+        }
+        return ServiceJournal(recorder: journal, eventRecorder: journal, delivery: delivery, remote: remote) {
             (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }
         }
     }

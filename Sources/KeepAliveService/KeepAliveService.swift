@@ -41,6 +41,9 @@ public struct KeepAliveService: Sendable {
         /// Runs beside the service, paused while the host freezes the app: a `JournalDelivery`
         /// delivers the journal to tracking servers (and `keepalive upload` takes over while paused).
         public var delivery: (any PausableWork)?
+        /// Takes commands from a server (an OwnTracks destination's `cmd` topic) for as long as
+        /// the service runs.
+        public var remote: (any RemoteControl)?
         /// Counts fixes, polls, pulses, reconnections, suspensions and the delivery queue through
         /// swift-metrics, as `keepalive_*` metrics (listed in the command-line tool article);
         /// bootstrap a backend to read them.
@@ -190,6 +193,11 @@ public struct KeepAliveService: Sendable {
             }
         }
 
+        let remoteTask = configuration.remote.map { remote in
+            let device = remoteDevice(monitoring: monitoring, ownMonitor: ownMonitor, hostLink: hostLink, record: record, emit: emit)
+            return Task { await remote.run(controlling: device) }
+        }
+
         // The app's own foreground work: a location watch while active.
         var watch: Task<Void, Never>?
         let manager = locationManager
@@ -272,6 +280,8 @@ public struct KeepAliveService: Sendable {
         authorizationWatch?.cancel()
         hostNotices?.cancel()
         registration?.cancel()
+        remoteTask?.cancel()
+        await remoteTask?.value
         monitorWatch?.cancel()
         await monitorWatch?.value
         forwarder.cancel()
@@ -282,5 +292,45 @@ public struct KeepAliveService: Sendable {
         await deliveryTask?.value
         withExtendedLifetime(strategy) {}
         emit(.stopped)
+    }
+
+    /// What a remote command may ask of this service: a fresh fix (journaled and told like a
+    /// poll's), and a change of the monitoring strategy's conditions (its own monitor's, or the
+    /// host's for it).
+    private func remoteDevice(
+        monitoring: ServiceMonitoring?,
+        ownMonitor: LocationMonitor?,
+        hostLink: HostLink?,
+        record: @escaping @Sendable (Location) -> Void,
+        emit: @escaping @Sendable (Event) -> Void
+    ) -> RemoteDevice {
+        let held = Locked(monitoring?.conditions ?? [:])
+        return RemoteDevice(
+            reportLocation: { [locationManager] in
+                let fix = try await locationManager.requestLocation(timeout: .seconds(30))
+                record(fix)
+                emit(.poll(.success(fix)))
+                return fix
+            },
+            changeConditions: { removing, adding in
+                guard let monitoring else {
+                    throw MonitoringError(.invalidCondition, "the service watches no regions: run it with --strategy monitoring")
+                }
+                var next = held.withLock { $0 }
+                for identifier in removing { next[identifier] = nil }
+                for (identifier, condition) in adding {
+                    guard next.updateValue(condition, forKey: identifier) == nil else {
+                        throw MonitoringError(.invalidCondition, "\(identifier) is the identifier of another condition")
+                    }
+                }
+                if let ownMonitor {
+                    try ownMonitor.update(to: next, assuming: monitoring.assuming)
+                } else if let hostLink {
+                    try await monitoring.register(next, with: hostLink.client)
+                }
+                held.withLock { $0 = next }
+            },
+            note: { emit(.decision($0)) }
+        )
     }
 }

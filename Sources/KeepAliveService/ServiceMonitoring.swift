@@ -46,9 +46,10 @@ public struct ServiceMonitoring: Sendable {
         return ServiceMonitoring(conditions: conditions, assuming: assuming, monitor: nil, pause: nil)
     }
 
-    /// Gives the host exactly ``conditions`` for this app: adds those it lacks (in
-    /// ``assuming``), and removes those it has beyond them.
-    func register(with client: HostClient) async throws(HostError) {
+    /// Gives the host exactly `conditions` (by default ``conditions``) for this app: adds those
+    /// it lacks (in ``assuming``), and removes those it has beyond them.
+    func register(_ conditions: [String: MonitorCondition]? = nil, with client: HostClient) async throws(HostError) {
+        let conditions = conditions ?? self.conditions
         let held = try await client.monitor(conditions, assuming: assuming)
         let extra = Set(held).subtracting(conditions.keys)
         if !extra.isEmpty { try await client.stopMonitoring(extra.sorted()) }

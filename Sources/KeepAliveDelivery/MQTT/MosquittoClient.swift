@@ -14,13 +14,33 @@ final class MosquittoClient: @unchecked Sendable {
         var connected: @Sendable (_ code: Int32, _ reason: String) -> Void
         var disconnected: @Sendable (_ code: Int32, _ reason: String) -> Void
         var published: @Sendable (_ messageID: Int32) -> Void
+        /// A message on a subscribed topic.
+        var received: @Sendable (Message) -> Void = { _ in }
+    }
+
+    /// A message from a subscription.
+    struct Message: Sendable {
+        var topic: String
+        /// `nil` when longer than the client takes (``size`` says how long): never copied then.
+        var payload: [UInt8]?
+        var size: Int
+        /// A retained message: the broker's copy of an old one, sent at each subscription.
+        var retained: Bool
+    }
+
+    /// What the broker publishes for this client when it goes away without disconnecting.
+    struct Will: Sendable {
+        var topic: String
+        var payload: String
+        var retained = false
     }
 
     private let handle: OpaquePointer
     private let api = libmosquitto.table
     private let callbacks: Callbacks
     private let loopStarted = Locked(false)
-
+    /// The longest message taken from a subscription.
+    private let largestMessage: Int
 
     /// - Parameters:
     ///   - cleanSession: `false` keeps the session on the broker across connections (QoS 1
@@ -32,12 +52,15 @@ final class MosquittoClient: @unchecked Sendable {
         password: String?,
         caFile: String?,
         usesTLS: Bool,
+        will: Will? = nil,
+        largestMessage: Int = 64 * 1024,
         callbacks: Callbacks
     ) throws(MQTTError) {
         if let error = libmosquitto.error {
             throw .setup("libmosquitto could not be loaded (\(error)): apt-get install libmosquitto1")
         }
         self.callbacks = callbacks
+        self.largestMessage = largestMessage
         guard let handle = cmosq_new(api, clientID, cleanSession, nil) else {
             throw .setup("mosquitto_new failed for client id \(clientID) (out of memory or an empty id)")
         }
@@ -59,6 +82,23 @@ final class MosquittoClient: @unchecked Sendable {
             guard code == MOSQ_ERR_SUCCESS.rawValue else {
                 throw .setup("TLS with CA \(caFile ?? "/etc/ssl/certs"): \(Self.describe(code))")
             }
+        }
+        if let will {
+            let code = will.payload.utf8CString.withUnsafeBufferPointer { bytes in
+                cmosq_will_set(api, handle, will.topic, Int32(bytes.count - 1), bytes.baseAddress, 1, will.retained)
+            }
+            guard code == MOSQ_ERR_SUCCESS.rawValue else { throw .setup("the will on \(will.topic): \(Self.describe(code))") }
+        }
+        cmosq_message_callback_set(api, handle) { _, object, message in
+            guard let object, let message else { return }
+            let client = Unmanaged<MosquittoClient>.fromOpaque(object).takeUnretainedValue()
+            let topic = message.pointee.topic.map { String(cString: $0) } ?? ""
+            let size = Int(message.pointee.payloadlen)
+            var payload: [UInt8]?
+            if size <= client.largestMessage {
+                payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+            }
+            client.callbacks.received(Message(topic: topic, payload: payload, size: size, retained: message.pointee.retain))
         }
         cmosq_connect_callback_set(api, handle) { _, object, code in
             guard let object else { return }
@@ -91,13 +131,20 @@ final class MosquittoClient: @unchecked Sendable {
     }
 
     /// Queues a QoS 1 message; its id comes back in `published` once the broker acknowledged it.
-    func publish(topic: String, payload: String) -> Result<Int32, MQTTError> {
+    func publish(topic: String, payload: String, retained: Bool = false) -> Result<Int32, MQTTError> {
         var messageID: Int32 = 0
         let code = payload.utf8CString.withUnsafeBufferPointer { bytes in
-            cmosq_publish(api, handle, &messageID, topic, Int32(bytes.count - 1), bytes.baseAddress, 1, false)
+            cmosq_publish(api, handle, &messageID, topic, Int32(bytes.count - 1), bytes.baseAddress, 1, retained)
         }
         guard code == MOSQ_ERR_SUCCESS.rawValue else { return .failure(.publish(Self.describe(code))) }
         return .success(messageID)
+    }
+
+    /// Subscribes to `topic` at QoS 1 (with a persistent session, the broker keeps what comes
+    /// while the client is away); `nil`, or why not.
+    func subscribe(to topic: String) -> String? {
+        let code = cmosq_subscribe(api, handle, topic, 1)
+        return code == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(code)
     }
 
     /// Disconnects and stops the network thread, waiting for it (which can take the kernel's

@@ -4,12 +4,15 @@ public enum OwnTracksError: Error, Sendable, Hashable, CustomStringConvertible {
     case badWaypoints(String)
     /// An encrypted payload that cannot be sealed or opened, and why.
     case encryption(String)
+    /// A remote command the device does not take, and why (it is ignored).
+    case badCommand(String)
 
     /// What is wrong.
     public var description: String {
         switch self {
         case .badWaypoints(let reason): "waypoints: \(reason)"
         case .encryption(let reason): "encrypted payload: \(reason)"
+        case .badCommand(let reason): "command ignored: \(reason)"
         }
     }
 }

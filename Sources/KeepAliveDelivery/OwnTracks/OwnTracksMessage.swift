@@ -1,4 +1,5 @@
 import FoundationEssentials
+import KeepAliveMonitoring
 
 /// The OwnTracks messages the device publishes, as the OwnTracks JSON format spells them
 /// (see the "OwnTracks" article for every type and what the device does with it). Encoded by
@@ -59,6 +60,103 @@ enum OwnTracksMessage {
         enum CodingKeys: String, CodingKey {
             case type = "_type", id = "_id", event, description = "desc", waypointTime = "wtst", time = "tst"
             case latitude = "lat", longitude = "lon", accuracy = "acc", trackerID = "tid", trigger = "t", regionID = "rid"
+        }
+    }
+
+    /// `_type: waypoint`: one region, as the apps define it.
+    struct Waypoint: Encodable, Equatable {
+        let type = "waypoint"
+        var description: String
+        var latitude: Double
+        var longitude: Double
+        var radius: Double
+        var time: Int64
+        var regionID: String?
+
+        init(_ waypoint: OwnTracksWaypoint) {
+            description = waypoint.description
+            latitude = waypoint.center.latitude
+            longitude = waypoint.center.longitude
+            radius = waypoint.radius
+            time = Int64(waypoint.created.timeIntervalSince1970.rounded(.down))
+            regionID = waypoint.regionID
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case type = "_type", description = "desc", latitude = "lat", longitude = "lon", radius = "rad", time = "tst"
+            case regionID = "rid"
+        }
+    }
+
+    /// `_type: waypoints`: the device's set, published on `TOPIC/waypoints` when asked.
+    struct Waypoints: Encodable, Equatable {
+        let type = "waypoints"
+        var waypoints: [Waypoint]
+
+        enum CodingKeys: String, CodingKey {
+            case type = "_type", waypoints
+        }
+    }
+
+    /// `_type: lwt`: the MQTT will, published by the broker when the device goes away unannounced.
+    struct LastWill: Encodable, Equatable {
+        let type = "lwt"
+        /// When the device first connected, whole seconds since 1970.
+        var time: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case type = "_type", time = "tst"
+        }
+    }
+
+    /// `_type: status`: the device's state, retained on `TOPIC/status` at each connection.
+    struct Status: Encodable, Equatable {
+        let type = "status"
+        /// What OwnTracks' iOS and Android apps put under `iOS` and `android`, for this device.
+        var linux: Device
+
+        struct Device: Encodable, Equatable {
+            /// `online` while connected (the will's `lwt` says when it went away).
+            var state = "online"
+            /// When this connection was made, whole seconds since 1970.
+            var time: Int64
+            /// Whether the device takes remote commands.
+            var commands: Bool
+
+            enum CodingKeys: String, CodingKey {
+                case state, time = "tst", commands = "cmd"
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case type = "_type", linux
+        }
+    }
+
+    /// `_type: configuration`: what the `dump` command publishes on `TOPIC/dump`, with every
+    /// secret (the password, the encryption key) left out.
+    struct Configuration: Encodable, Equatable {
+        let type = "configuration"
+        /// OwnTracks' connection mode: 0 MQTT.
+        let mode = 0
+        var host: String
+        var port: Int
+        var tls: Bool
+        var username: String?
+        /// Whether a password is set (never the password).
+        var auth: Bool
+        var clientId: String
+        var deviceId: String
+        var tid: String?
+        var pubTopicBase: String
+        var cmd: Bool
+        /// Whether payloads are encrypted (never the key).
+        var encryption: Bool
+        var waypoints: [Waypoint]
+
+        enum CodingKeys: String, CodingKey {
+            case type = "_type", mode, host, port, tls, username, auth, clientId, deviceId, tid, pubTopicBase, cmd
+            case encryption, waypoints
         }
     }
 }

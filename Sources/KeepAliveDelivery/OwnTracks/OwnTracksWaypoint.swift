@@ -47,7 +47,11 @@ public struct OwnTracksWaypoint: Sendable, Hashable {
     ///   JSON, a field missing, a centre off the globe, a radius not a positive number of metres up
     ///   to 1,000 km, two with one identifier), with nothing taken.
     public static func conditions(fromJSON data: Data) throws(OwnTracksError) -> [String: MonitorCondition] {
-        let waypoints = try parse(data)
+        try conditions(of: parse(data))
+    }
+
+    /// The conditions of `waypoints`, by identifier, checked as ``conditions(fromJSON:)`` says.
+    public static func conditions(of waypoints: [OwnTracksWaypoint]) throws(OwnTracksError) -> [String: MonitorCondition] {
         var conditions: [String: MonitorCondition] = [:]
         // The monitor's own checks, said per waypoint (in memory: it has no file to fail on).
         let check: LocationMonitor
@@ -68,32 +72,39 @@ public struct OwnTracksWaypoint: Sendable, Hashable {
 
     /// The waypoints of a document (see ``conditions(fromJSON:)``), in its order.
     public static func parse(_ data: Data) throws(OwnTracksError) -> [OwnTracksWaypoint] {
-        let decoder = JSONDecoder()
-        let list: [Decoded]
         do {
-            if let document = try? decoder.decode(Document.self, from: data) {
-                guard document.type == "waypoints" else {
-                    throw OwnTracksError.badWaypoints("the document's _type is \"\(document.type)\", not \"waypoints\"")
-                }
-                list = document.waypoints
-            } else {
-                list = try decoder.decode([Decoded].self, from: data)
-            }
+            return try JSONDecoder().decode(List.self, from: data).waypoints
         } catch let error as OwnTracksError {
             throw error
         } catch {
             throw .badWaypoints("not an OwnTracks waypoints document (\(Self.reason(error)))")
         }
-        return list.map(\.waypoint)
     }
 
-    /// The document: `_type` and the list.
-    private struct Document: Decodable {
-        var type: String
-        var waypoints: [Decoded]
+    /// `waypoints` as the document OwnTracks exports (`{"_type": "waypoints", "waypoints": [...]}`),
+    /// what the `waypoints` command publishes and what a file of ``parse(_:)`` reads back.
+    public static func document(_ waypoints: [OwnTracksWaypoint]) -> String {
+        OwnTracksPayload.encode(OwnTracksMessage.Waypoints(waypoints: waypoints.map(OwnTracksMessage.Waypoint.init)))
+    }
 
-        enum CodingKeys: String, CodingKey {
+    /// A waypoints document or a bare array of waypoints, as JSON has it.
+    struct List: Decodable {
+        var waypoints: [OwnTracksWaypoint]
+
+        private enum CodingKeys: String, CodingKey {
             case type = "_type", waypoints
+        }
+
+        init(from decoder: any Decoder) throws {
+            if let container = try? decoder.container(keyedBy: CodingKeys.self) {
+                let type = try container.decode(String.self, forKey: .type)
+                guard type == "waypoints" else {
+                    throw OwnTracksError.badWaypoints("the document's _type is \"\(type)\", not \"waypoints\"")
+                }
+                waypoints = try container.decode([Decoded].self, forKey: .waypoints).map(\.waypoint)
+            } else {
+                waypoints = try decoder.singleValueContainer().decode([Decoded].self).map(\.waypoint)
+            }
         }
     }
 

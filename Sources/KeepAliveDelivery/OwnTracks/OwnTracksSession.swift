@@ -1,0 +1,165 @@
+public import FoundationEssentials
+public import Logging
+import KeepAliveCore
+
+/// The device's own MQTT session with an OwnTracks broker, beside the delivery's (which comes
+/// and goes with the journal's lease): its presence and its remote commands.
+///
+/// - Its will is `{"_type": "lwt", "tst": FIRST_CONNECTION}` on the base topic, which the broker
+///   publishes when the device goes away without a goodbye (a crash, a lost link, frozen past
+///   the keepalive).
+/// - At each connection it publishes a retained `{"_type": "status", ...}` on `TOPIC/status`.
+/// - It subscribes to `TOPIC/cmd` at QoS 1 (unless `cmd=false` on the destination) with a
+///   persistent session, so the broker keeps the commands sent while the device is away.
+///   Each is read by ``OwnTracksCommand/parse(_:encryption:)``; a retained message on the
+///   topic is old state, not a command, and is ignored.
+/// - Answers (`waypoints`, `dump`) go out on it with ``publish(_:on:)``.
+///
+/// Its client id is the destination's with `-device`, so it never takes the delivery's
+/// session over. With a key file every payload it sends is encrypted, and only commands
+/// sealed with the key are taken.
+public final class OwnTracksSession: Sendable {
+    /// The broker, topic, credentials and key.
+    public let settings: MQTTSettings
+    let logger: Logger
+    private let client = Locked<MosquittoClient?>(nil)
+    private let started: Date
+
+    /// A session, not yet connected (see ``run(_:)``).
+    public init(settings: MQTTSettings, now: Date = Date(), logger: Logger = Logger(label: "LocationKeepAlive.owntracks")) {
+        self.settings = settings
+        self.started = now
+        self.logger = logger
+    }
+
+    /// What came from the command topic: a command, or why a message was not one.
+    public typealias Received = Result<OwnTracksCommand, OwnTracksError>
+
+    /// Connects (reconnecting by itself) and hands each message of the command topic to
+    /// `handle`, one at a time in arrival order, until the task is cancelled; then disconnects
+    /// (a goodbye: the broker publishes no will).
+    ///
+    /// - Throws: ``DeliveryError`` when the session cannot be set up (libmosquitto missing, a
+    ///   bad password or key file).
+    public func run(_ handle: @escaping @Sendable (Received) async -> Void) async throws(DeliveryError) {
+        let encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
+        let password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
+        let (messages, arrive) = AsyncStream.makeStream(of: MosquittoClient.Message.self)
+        let connected = Locked<@Sendable () -> Void>({})
+        let callbacks = MosquittoClient.Callbacks(
+            connected: { [logger, settings] code, reason in
+                guard code == 0 else {
+                    logger.info("the MQTT broker refused the device's session", metadata: ["broker": "\(settings.host):\(settings.port)", "reason": "\(reason)"])
+                    return
+                }
+                connected.withLock { $0 }()
+            },
+            disconnected: { _, _ in },
+            published: { _ in },
+            received: { arrive.yield($0) }
+        )
+        let will = try? Self.text(OwnTracksMessage.LastWill(time: Int64(started.timeIntervalSince1970.rounded(.down))), encryption)
+        let client: MosquittoClient
+        do {
+            client = try MosquittoClient(
+                clientID: settings.clientID + "-device",
+                cleanSession: false,
+                username: settings.username,
+                password: password,
+                caFile: settings.caFile?.path,
+                usesTLS: settings.usesTLS,
+                will: will.map { MosquittoClient.Will(topic: settings.topic, payload: $0) },
+                largestMessage: OwnTracksCommand.largestPayload,
+                callbacks: callbacks
+            )
+        } catch {
+            throw .badDestination("mqtt://\(settings.host):\(settings.port)/\(settings.topic)", "\(error)")
+        }
+        connected.withLock { hello in
+            hello = { [logger, settings] in
+                if settings.takesCommands, let error = client.subscribe(to: settings.topic + "/cmd") {
+                    logger.error("could not subscribe to the commands", metadata: ["topic": "\(settings.topic)/cmd", "error": "\(error)"])
+                }
+                let status = OwnTracksMessage.Status(
+                    linux: .init(time: Int64(Date().timeIntervalSince1970.rounded(.down)), commands: settings.takesCommands)
+                )
+                if let text = try? Self.text(status, encryption) {
+                    _ = client.publish(topic: settings.topic + "/status", payload: text, retained: true)
+                }
+                logger.info("the device's session is connected", metadata: ["broker": "\(settings.host):\(settings.port)"])
+            }
+        }
+        self.client.withLock { $0 = client }
+        if let error = client.start(host: settings.host, port: settings.port) {
+            logger.info("the device's session is not connected yet", metadata: ["reason": "\(error)"])
+        }
+        let commandTopic = settings.topic + "/cmd"
+        await withTaskCancellationHandler {
+            for await message in messages {
+                guard message.topic == commandTopic else { continue }
+                guard !message.retained else {
+                    await handle(.failure(.badCommand("a retained message is the broker's old copy, not a command: publish commands without -r")))
+                    continue
+                }
+                guard let payload = message.payload else {
+                    await handle(.failure(.badCommand("\(message.size) bytes, more than the \(OwnTracksCommand.largestPayload) a command may have")))
+                    continue
+                }
+                await handle(Result { () throws(OwnTracksError) in try OwnTracksCommand.parse(Data(payload), encryption: encryption) })
+            }
+        } onCancel: {
+            arrive.finish()
+        }
+        self.client.withLock { $0 = nil }
+        connected.withLock { $0 = {} }  // it held the client
+        client.stop()
+    }
+
+    /// Publishes `message` (already JSON) on `TOPIC` + `subtopic` at QoS 1, encrypted with the
+    /// key if there is one; queued by libmosquitto while the session is reconnecting.
+    ///
+    /// - Returns: `nil`, or why it could not be queued.
+    @discardableResult
+    public func publish(_ json: String, on subtopic: String) -> String? {
+        guard let client = client.withLock({ $0 }) else { return "the device's session is not running" }
+        let text: String
+        do {
+            let encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
+            text = try encryption.map { encryption throws(OwnTracksError) in try encryption.seal(json) } ?? json
+        } catch {
+            return "\(error)"
+        }
+        switch client.publish(topic: settings.topic + subtopic, payload: text) {
+        case .success: return nil
+        case .failure(let error): return "\(error)"
+        }
+    }
+
+    /// The configuration `dump` publishes: the destination's settings and `waypoints`, without
+    /// the password or the key.
+    public func configuration(waypoints: [OwnTracksWaypoint]) -> String {
+        let parts = settings.topic.split(separator: "/")
+        return OwnTracksPayload.encode(
+            OwnTracksMessage.Configuration(
+                host: settings.host,
+                port: settings.port,
+                tls: settings.usesTLS,
+                username: settings.username,
+                auth: settings.passwordFile != nil,
+                clientId: settings.clientID,
+                deviceId: parts.last.map(String.init) ?? "",
+                tid: settings.trackerID,
+                pubTopicBase: settings.topic,
+                cmd: settings.takesCommands,
+                encryption: settings.keyFile != nil,
+                waypoints: waypoints.map(OwnTracksMessage.Waypoint.init)
+            )
+        )
+    }
+
+    private static func text(_ message: some Encodable, _ encryption: OwnTracksEncryption?) throws(OwnTracksError) -> String {
+        let json = OwnTracksPayload.encode(message)
+        guard let encryption else { return json }
+        return try encryption.seal(json)
+    }
+}
