@@ -46,6 +46,7 @@ struct OwnTracksRemoteControl: RemoteControl {
             return
         case .success(let taken): command = taken
         }
+        device.note("\(topic): \(command.action) received")
         do {
             switch command {
             case .reportLocation:

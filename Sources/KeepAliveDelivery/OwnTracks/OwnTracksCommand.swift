@@ -69,13 +69,14 @@ public enum OwnTracksCommand: Sendable, Hashable {
         }
         let command: Decoded
         do {
+            let inner = try decoder.decode(Envelope.self, from: message)
+            guard inner.type == "cmd" else { throw OwnTracksError.badCommand("its _type is \"\(inner.type)\", not \"cmd\"") }
             command = try decoder.decode(Decoded.self, from: message)
         } catch let error as OwnTracksError {
-            throw .badCommand("\(error)")
+            throw error.isCommandError ? error : .badCommand("\(error)")
         } catch {
             throw .badCommand("not an OwnTracks command (\(OwnTracksWaypoint.reason(error)))")
         }
-        guard command.type == "cmd" else { throw .badCommand("its _type is \"\(command.type)\", not \"cmd\"") }
         switch command.action {
         case "reportLocation": return .reportLocation
         case "clearWaypoints": return .clearWaypoints

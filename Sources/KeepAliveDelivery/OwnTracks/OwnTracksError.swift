@@ -15,4 +15,10 @@ public enum OwnTracksError: Error, Sendable, Hashable, CustomStringConvertible {
         case .badCommand(let reason): "command ignored: \(reason)"
         }
     }
+
+    /// Whether it is a ``badCommand(_:)``.
+    var isCommandError: Bool {
+        if case .badCommand = self { return true }
+        return false
+    }
 }

@@ -238,8 +238,14 @@ final class MosquittoSubscriber {
         }
     }
 
-    /// The OwnTracks messages received so far, in order.
+    /// The OwnTracks messages received so far, in order, but for the device's presence (its
+    /// retained `status`, its will `lwt`) and the commands sent to it.
     var messages: [OwnTracksMessage] {
+        allMessages.filter { !$0.isPresence && !$0.topic.hasSuffix("/cmd") }
+    }
+
+    /// Every OwnTracks message received so far, in order.
+    var allMessages: [OwnTracksMessage] {
         process.output.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 1)
             guard parts.count == 2 else { return nil }
@@ -260,6 +266,9 @@ struct OwnTracksMessage: Hashable {
         fields = object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
         strings = object.compactMapValues { $0 as? String }
     }
+
+    /// The device's presence, not a delivery: its retained `status`, its will `lwt`.
+    var isPresence: Bool { topic.hasSuffix("/status") || strings["_type"] == "lwt" }
 
     /// What identifies a fix across deliveries: its id and time.
     var key: String { "\(strings["_id"] ?? "?")@\(Int(fields["tst"] ?? 0))" }

@@ -34,9 +34,11 @@ import Testing
         }
     }
 
+    /// What the subscriber received, but for the commands it saw, decrypted with `key`.
     static func decrypt(_ subscriber: MosquittoSubscriber, key: String, in directory: String) async throws -> [String] {
         let input = "\(directory)/received-\(UUID().uuidString.prefix(6))"
-        try subscriber.process.output.write(toFile: input, atomically: true, encoding: .utf8)
+        let received = subscriber.process.output.split(separator: "\n").filter { !($0.split(separator: " ").first ?? "").hasSuffix("/cmd") }
+        try received.joined(separator: "\n").appending("\n").write(toFile: input, atomically: true, encoding: .utf8)
         let result = try await runCommand("/usr/bin/python3", ["-c", decrypter, input, key])
         #expect(result.exitCode == 0, "\(result.error)")
         return result.lines

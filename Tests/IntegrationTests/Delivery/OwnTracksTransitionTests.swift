@@ -80,7 +80,7 @@ struct OwnTracksTransitionTests {
         subscriber.process.output.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, !parts[0].hasSuffix("/probe"),
-                let message = OwnTracksMessage(topic: String(parts[0]), json: String(parts[1]))
+                let message = OwnTracksMessage(topic: String(parts[0]), json: String(parts[1])), !message.isPresence
             else { return nil }
             return (message, json(String(parts[1])))
         }

@@ -1,0 +1,302 @@
+import Foundation
+import LocationKeepAlive
+import LocationKeepAliveMocks
+import Testing
+
+/// OwnTracks remote commands and presence against a real mosquitto: commands published with
+/// `mosquitto_pub` on `owntracks/me/phone/cmd`, answers and presence read with `mosquitto_sub`.
+@Suite(.timeLimit(.minutes(4)))
+struct OwnTracksCommandTests {
+    static let device = "owntracks/me/phone"
+
+    /// Publishes `payload` with `mosquitto_pub` (QoS 1) on the device's command topic, or `topic`.
+    static func command(_ payload: String, _ broker: MosquittoBroker, topic: String = device + "/cmd", extra: [String] = []) async throws {
+        let file = "\(broker.directory)/command-\(UUID().uuidString.prefix(6))"
+        try payload.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try await runCommand(
+            "/usr/bin/mosquitto_pub", ["-h", broker.address, "-p", "\(broker.port)", "-q", "1", "-t", topic, "-f", file] + extra
+        )
+        #expect(result.exitCode == 0, "mosquitto_pub: \(result.error)")
+    }
+
+    /// The service's JSON lines.
+    static func lines(_ service: ChildProcess) -> [[String: Any]] {
+        service.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// What the service said of commands, with its own time for each.
+    static func notes(_ service: ChildProcess) -> [(time: Date, text: String)] {
+        lines(service).compactMap { line in
+            guard line["event"] as? String == "decision", let text = line["decision"] as? String, text.hasPrefix(device),
+                let time = (line["time"] as? String).flatMap(date)
+            else { return nil }
+            return (time, text)
+        }
+    }
+
+    /// When the service saw each batch acknowledged, on its own clock.
+    static func deliveries(_ service: ChildProcess) -> [Date] {
+        lines(service).compactMap { line in
+            guard line["event"] as? String == "delivery", line["delivered"] != nil else { return nil }
+            return (line["time"] as? String).flatMap(date)
+        }
+    }
+
+    static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    /// Waits for the device's session: its retained status, published once it subscribed.
+    static func waitForSession(_ subscriber: MosquittoSubscriber, count: Int = 1, _ service: ChildProcess) async throws {
+        try await eventually("the device's session (its status)\n\(service.tail)") {
+            subscriber.allMessages.filter { $0.topic == device + "/status" }.count >= count
+        }
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// The payloads received on `topic`, as JSON objects.
+    static func received(_ subscriber: MosquittoSubscriber, on topic: String) -> [[String: Any]] {
+        subscriber.process.output.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0] == topic else { return nil }
+            return json(String(parts[1]))
+        }
+    }
+
+    /// The region ids of a waypoints document.
+    static func regionIDs(_ document: [String: Any]) -> [String] {
+        (document["waypoints"] as? [[String: Any]] ?? []).map { $0["rid"] as? String ?? "tst \($0["tst"] ?? "?")" }
+    }
+
+    static func fileIDs(_ path: String) throws -> [String] {
+        regionIDs(json(try String(contentsOfFile: path, encoding: .utf8)))
+    }
+
+    static func destination(_ broker: MosquittoBroker) -> String { "home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/phone?tid=ph" }
+
+    @Test func reportLocationPublishesAFreshFixAtOnceEachTimeItIsAsked() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let journal = "\(broker.directory)/journal.sqlite"
+        // In the background with no strategy the service publishes nothing by itself.
+        let service = try await MQTTDeliveryTests.service(
+            broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1",
+            extra: ["--loop", "--strategy", "none", "--background"]
+        )
+        try await Self.waitForSession(subscriber, service)
+        for round in 1...3 {
+            try await Self.command(#"{"_type": "cmd", "action": "reportLocation"}"#, broker)
+            try await eventually("the answer to reportLocation \(round)\n\(service.tail)") { subscriber.messages.count >= round }
+            try await Task.sleep(for: .milliseconds(1500))  // the replay moves on: the next answer is a new fix
+        }
+        await service.expectCleanStop()
+        let answers = subscriber.messages
+        #expect(answers.count == 3, "one location for each command, nothing else")
+        #expect(answers.allSatisfy { $0.topic == Self.device && $0.strings["_type"] == "location" })
+        let times = answers.compactMap { $0.fields["tst"] }
+        #expect(times.count == 3 && zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "each a fresh fix, never the last one again: \(times)")
+        let records = try allRecords(journal)
+        #expect(records.map { String($0.id.prefix(8)) } == answers.compactMap { $0.strings["_id"] }, "each journaled, then published")
+        // Published at once: from the command's arrival to the broker's acknowledgement, on the
+        // service's own clock (the replay gives a fix a second).
+        let notes = Self.notes(service)
+        let asked = notes.filter { $0.text.hasSuffix("reportLocation received") }.map(\.time)
+        #expect(asked.count == 3)
+        #expect(notes.filter { $0.text.contains("reportLocation answered with the fix of") }.count == 3)
+        let acknowledged = Self.deliveries(service)
+        for time in asked {
+            let delivered = acknowledged.first { $0 >= time }
+            #expect(delivered.map { $0.timeIntervalSince(time) <= 2 } == true, "asked at \(time), delivered at \(String(describing: delivered))")
+        }
+    }
+
+    /// The boat starts in its harbour; a waypoint set there while it runs is entered at once.
+    static let harbour = """
+        {"_type": "waypoint", "desc": "Harbour", "lat": 52.850155, "lon": 5.3136167, "rad": 300, "tst": 1610104395, "rid": "f7676c"}
+        """
+    static let far = #"{"_type": "waypoint", "desc": "Far away", "lat": 52.9, "lon": 5.4, "rad": 500, "tst": 1700000001, "rid": "far"}"#
+
+    static func boatService(_ broker: MosquittoBroker, waypoints: String) async throws -> ChildProcess {
+        try await MQTTDeliveryTests.service(
+            broker.directory, journal: "\(broker.directory)/journal.sqlite", deliver: [destination(broker)],
+            log: "bundg_zeus_9.log", logFolder: "tracks", speed: "1",
+            extra: ["--loop", "--strategy", "monitoring", "--waypoints", waypoints]
+        )
+    }
+
+    static func entries(_ subscriber: MosquittoSubscriber, of region: String) -> Int {
+        received(subscriber, on: device + "/event").filter { $0["rid"] as? String == region && $0["event"] as? String == "enter" }.count
+    }
+
+    @Test func setWaypointsChangesTheRegionsWithoutARestartAndARestartKeepsThem() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let file = "\(broker.directory)/waypoints.json"
+        try #"{"_type": "waypoints", "waypoints": [\#(Self.far)]}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        var service = try await Self.boatService(broker, waypoints: file)
+        try await Self.waitForSession(subscriber, service)
+
+        try await Self.command(
+            #"{"_type": "cmd", "action": "setWaypoints", "waypoints": {"_type": "waypoints", "waypoints": [\#(Self.harbour), \#(Self.far)]}}"#,
+            broker
+        )
+        try await eventually("the harbour entered, without a restart\n\(service.tail)") { Self.entries(subscriber, of: "f7676c") >= 1 }
+        #expect(try Self.fileIDs(file) == ["f7676c", "far"], "kept in the --waypoints file")
+        try await Self.command(#"{"_type": "cmd", "action": "waypoints"}"#, broker)
+        try await eventually("the waypoints published") { !Self.received(subscriber, on: Self.device + "/waypoints").isEmpty }
+        #expect(Self.regionIDs(Self.received(subscriber, on: Self.device + "/waypoints")[0]) == ["f7676c", "far"])
+        await service.expectCleanStop()
+
+        // Restarted with the same file: the harbour is watched (decided inside again, without a
+        // state file; no second transition, the journal knowing the boat was inside).
+        service = try await Self.boatService(broker, waypoints: file)
+        try await Self.waitForSession(subscriber, count: 2, service)
+        try await eventually("the harbour watched after the restart\n\(service.tail)") {
+            Self.lines(service).contains { $0["class"] as? String == "event" && $0["identifier"] as? String == "f7676c" }
+        }
+        #expect(Self.entries(subscriber, of: "f7676c") == 1)
+        try await Self.command(#"{"_type": "cmd", "action": "clearWaypoints"}"#, broker)
+        try await eventually("the waypoints cleared") { Self.notes(service).contains { $0.text.hasSuffix("clearWaypoints: no waypoints watched") } }
+        #expect(try Self.fileIDs(file) == [])
+        try await Self.command(#"{"_type": "cmd", "action": "waypoints"}"#, broker)
+        try await eventually("the empty set published") { Self.received(subscriber, on: Self.device + "/waypoints").count >= 2 }
+        #expect(Self.regionIDs(Self.received(subscriber, on: Self.device + "/waypoints")[1]) == [])
+        await service.expectCleanStop()
+        #expect(!Self.notes(service).contains { $0.text.contains("not done") })
+    }
+
+    @Test func badCommandsAreIgnoredWithTheirReasonAndChangeNothing() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let file = "\(broker.directory)/waypoints.json"
+        let original = #"{"_type": "waypoints", "waypoints": [\#(Self.far)]}"#
+        try original.write(toFile: file, atomically: true, encoding: .utf8)
+        // A retained command is the broker's old copy, given to each new subscription: the
+        // device's subscription gets it with the retained flag, and ignores it.
+        try await Self.command(#"{"_type": "cmd", "action": "reportLocation"}"#, broker, extra: ["-r"])
+        let service = try await Self.boatService(broker, waypoints: file)
+        try await Self.waitForSession(subscriber, service)
+
+        func setWaypoints(_ waypoint: String) -> String {
+            #"{"_type": "cmd", "action": "setWaypoints", "waypoints": {"_type": "waypoints", "waypoints": [\#(waypoint)]}}"#
+        }
+        let huge = #"{"_type": "cmd", "action": "dump", "padding": ""# + String(repeating: "x", count: 1_048_576) + #""}"#
+        // Each bad command and the words its reason must hold.
+        let bad: [(payload: String, reason: String)] = [
+            ("{not json", "not an OwnTracks message"),
+            (#"{"_type": "cmd"}"#, ".action is missing"),
+            (#"{"_type": "location", "lat": 1, "lon": 2, "tst": 3}"#, "its _type is \"location\", not \"cmd\""),
+            (#"{"_type": "cmd", "action": "selfDestruct"}"#, "unknown action \"selfDestruct\""),
+            (huge, "more than the 262144 a command may have"),
+            (setWaypoints(#"{"_type": "waypoint", "desc": "North of north", "lat": 95, "lon": 5, "rad": 100, "tst": 1700000002}"#), "latitude from -90 to 90"),
+            (setWaypoints(#"{"_type": "waypoint", "desc": "Negative", "lat": 52, "lon": 5, "rad": -5, "tst": 1700000003}"#), "radius"),
+            (setWaypoints(#"{"_type": "waypoint", "desc": "Huge", "lat": 52, "lon": 5, "rad": 5000000, "tst": 1700000004}"#), "radius"),
+            (setWaypoints(#"{"_type": "waypoint", "desc": "Nowhere", "lat": "north", "lon": 5, "rad": 100, "tst": 1700000005}"#), "is not a number"),
+            (#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "host": "evil.example", "port": 1883}}"#, "setConfiguration"),
+            (#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "password": "x"}}"#, "setConfiguration"),
+        ]
+        for command in bad { try await Self.command(command.payload, broker) }
+        // Another device's command never reaches this one.
+        try await Self.command(#"{"_type": "cmd", "action": "clearWaypoints"}"#, broker, topic: "owntracks/me/other/cmd")
+        // Then a good one, answered: the session survived them all.
+        try await Self.command(#"{"_type": "cmd", "action": "waypoints"}"#, broker)
+        try await eventually("the good command answered\n\(service.tail)") { !Self.received(subscriber, on: Self.device + "/waypoints").isEmpty }
+        await service.expectCleanStop()
+
+        let ignored = Self.notes(service).map(\.text).filter { $0.contains("command ignored: ") }
+        #expect(ignored.count == bad.count + 1, "\(ignored.joined(separator: "\n"))")
+        #expect(ignored.first?.contains("a retained message") == true)
+        for (command, note) in zip(bad, ignored.dropFirst()) {
+            #expect(note.contains(command.reason), "\(command.payload.prefix(80)): \(note)")
+        }
+        #expect(!Self.notes(service).contains { $0.text.hasSuffix("reportLocation received") || $0.text.hasSuffix("clearWaypoints received") })
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == original, "the waypoints file untouched")
+        #expect(Self.regionIDs(Self.received(subscriber, on: Self.device + "/waypoints")[0]) == ["far"])
+        #expect(Self.received(subscriber, on: Self.device + "/dump").isEmpty)
+    }
+
+    /// Seals `message` as OwnTracks does, with PyNaCl (an implementation independent of the
+    /// service's): `{"_type": "encrypted", "data": BASE64(nonce + secretbox)}`.
+    static func sealed(_ message: String, key: String) async throws -> String {
+        let script = """
+            import base64, json, sys
+            from nacl.secret import SecretBox
+            box = SecretBox(sys.argv[1].encode()[:32].ljust(32, b"\\0"))
+            print(json.dumps({"_type": "encrypted", "data": base64.b64encode(bytes(box.encrypt(sys.argv[2].encode()))).decode()}))
+            """
+        let result = try await runCommand("/usr/bin/python3", ["-c", script, key, message])
+        #expect(result.exitCode == 0, "\(result.error)")
+        return result.lines.first ?? ""
+    }
+
+    @Test func withAKeyOnlyCommandsSealedWithItAreTakenAndTheAnswersAreSealed() async throws {
+        try await OwnTracksEncryptionTests.requirePyNaCl()
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let secret = "the device's own shared secret"
+        let key = "\(broker.directory)/owntracks.key"
+        try secret.write(toFile: key, atomically: true, encoding: .utf8)
+        chmod(key, 0o600)
+        let service = try await MQTTDeliveryTests.service(
+            broker.directory, journal: "\(broker.directory)/journal.sqlite",
+            deliver: [Self.destination(broker) + "&key-file=\(key)"], speed: "1", extra: ["--loop", "--strategy", "none", "--background"]
+        )
+        try await Self.waitForSession(subscriber, service)
+        let dump = #"{"_type": "cmd", "action": "dump"}"#
+        try await Self.command(dump, broker)
+        try await Self.command(try await Self.sealed(dump, key: "another key altogether"), broker)
+        try await Self.command(try await Self.sealed(dump, key: secret), broker)
+        try await Self.command(try await Self.sealed(#"{"_type": "cmd", "action": "reportLocation"}"#, key: secret), broker)
+        try await eventually("the dump and the location\n\(service.tail)") {
+            !Self.received(subscriber, on: Self.device + "/dump").isEmpty && !subscriber.messages.filter { $0.topic == Self.device }.isEmpty
+        }
+        await service.expectCleanStop()
+        let ignored = Self.notes(service).map(\.text).filter { $0.contains("command ignored") }
+        #expect(ignored.count == 2)
+        #expect(ignored.first?.contains("it is not encrypted, and the destination has a key-file") == true)
+        #expect(ignored.last?.contains("does not decrypt with this key") == true)
+        #expect(!subscriber.process.output.contains("\"configuration\""), "nothing in the clear")
+
+        let lines = try await OwnTracksEncryptionTests.decrypt(subscriber, key: secret, in: broker.directory)
+        let configuration = lines.first { $0.hasPrefix(Self.device + "/dump ") }.map { Self.json(String($0.dropFirst(Self.device.count + 6))) }
+        #expect(configuration?["_type"] as? String == "configuration")
+        #expect(configuration?["encryption"] as? Bool == true)
+        #expect(configuration?["pubTopicBase"] as? String == Self.device)
+        #expect(lines.allSatisfy { !$0.contains(secret) && !$0.contains(key) }, "no secret in the dump")
+        #expect(lines.contains { $0.hasPrefix(Self.device + " ") && $0.contains("\"_type\":\"location\"") })
+    }
+
+    @Test func theWillSaysWhenTheDeviceWentAwayAndAGoodbyeSendsNone() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let options = ["--loop", "--strategy", "none", "--background"]
+        let journal = "\(broker.directory)/journal.sqlite"
+        var service = try await MQTTDeliveryTests.service(broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1", extra: options)
+        try await Self.waitForSession(subscriber, service)
+        let status = Self.received(subscriber, on: Self.device + "/status").first
+        #expect((status?["linux"] as? [String: Any])?["state"] as? String == "online")
+        await service.expectCleanStop()
+
+        let started = Date().timeIntervalSince1970.rounded(.down)
+        service = try await MQTTDeliveryTests.service(broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1", extra: options)
+        try await Self.waitForSession(subscriber, count: 2, service)
+        #expect(subscriber.allMessages.filter { $0.strings["_type"] == "lwt" }.isEmpty, "a clean stop says goodbye: no will")
+        service.signal(SIGKILL)
+        await service.wait()
+        try await eventually("the will") { subscriber.allMessages.contains { $0.strings["_type"] == "lwt" } }
+        let will = subscriber.allMessages.filter { $0.strings["_type"] == "lwt" }
+        #expect(will.count == 1 && will[0].topic == Self.device)
+        #expect(will.first?.fields["tst"].map { $0 >= started && $0 <= Date().timeIntervalSince1970 } == true, "the tst of its connection")
+
+        // The status is retained: a subscriber that comes later gets it at once.
+        let late = try await runCommand(
+            "/usr/bin/mosquitto_sub", ["-h", broker.address, "-p", "\(broker.port)", "-t", Self.device + "/status", "-C", "1", "-W", "10"]
+        )
+        #expect(late.lines.first.map { Self.json($0)["_type"] as? String } == "status")
+    }
+}
