@@ -34,10 +34,12 @@ struct MonitoringOptions: ParsableArguments {
     /// Whether conditions were given (`--conditions`, `--waypoints` or both).
     var isGiven: Bool { conditions != nil || waypoints != nil }
 
-    /// Checks that the options go with `strategy`, and that `--conditions` and `--waypoints` name files.
-    func validate(for strategy: String, needs requirement: String = "--conditions FILE or --waypoints FILE") throws {
+    /// Checks that the options go with `strategy`, and that `--conditions` and `--waypoints` name
+    /// files; `requirement` says what the monitoring strategy needs (`nil`: it may start without
+    /// conditions).
+    func validate(for strategy: String, needs requirement: String? = "--conditions FILE or --waypoints FILE") throws {
         if strategy == KeepAliveStrategyKind.monitoring.rawValue {
-            guard isGiven else { throw ValidationError("--strategy monitoring needs \(requirement)") }
+            if let requirement, !isGiven { throw ValidationError("--strategy monitoring needs \(requirement)") }
             if conditions?.isEmpty == true { throw ValidationError("--conditions needs a file") }
             if waypoints?.isEmpty == true { throw ValidationError("--waypoints needs a file") }
         } else if isGiven || assumeOutside {

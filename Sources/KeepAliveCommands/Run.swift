@@ -37,6 +37,27 @@ extension KeepAlive {
         @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
 
         @Option(
+            name: .customLong("mode"),
+            help: ArgumentHelp(
+                "Monitoring: what is journaled, OwnTracks' modes: quiet (-1), manual (0), significant (1) or move (2); every fix of the watch without it.",
+                valueName: "mode"
+            )
+        )
+        var mode: String?
+
+        @Option(
+            name: .customLong("move-displacement"),
+            help: ArgumentHelp("Move mode: journal a fix once the device moved this many metres (OwnTracks' locatorDisplacement).", valueName: "m")
+        )
+        var moveDisplacement: Double = 100
+
+        @Option(
+            name: .customLong("move-interval"),
+            help: ArgumentHelp("Move mode: or once this long passed (OwnTracks' locatorInterval).", valueName: "duration")
+        )
+        var moveInterval: String = "300s"
+
+        @Option(
             name: .customLong("monitor-state"),
             help: ArgumentHelp(
                 "Monitoring, standalone: keep the conditions' states and last events in this file (under --host, the host keeps them).",
@@ -106,7 +127,11 @@ extension KeepAlive {
             }
             if audioWAV?.isEmpty == true { throw ValidationError("--audio-wav needs a path") }
             _ = try makeConfiguration()
-            try monitoring.validate(for: strategy)
+            try monitoring.validate(for: strategy, needs: mode == nil ? "--conditions FILE or --waypoints FILE" : nil)
+            if mode != nil, strategy != KeepAliveStrategyKind.monitoring.rawValue {
+                throw ValidationError("--mode goes with --strategy monitoring")
+            }
+            _ = try reportingMode()
             if monitorState != nil, strategy != KeepAliveStrategyKind.monitoring.rawValue {
                 throw ValidationError("--monitor-state goes with --strategy monitoring")
             }
@@ -117,6 +142,28 @@ extension KeepAlive {
             if hostSocket != nil, !hosted { throw ValidationError("--host-socket goes with --host") }
             if hostSocket?.isEmpty == true { throw ValidationError("--host-socket needs a path") }
             _ = try metricsAddress()
+        }
+
+        /// `--mode`, with move mode's settings.
+        func reportingMode() throws -> ReportingMode? {
+            guard let mode else { return nil }
+            guard var parsed = ReportingMode(parsing: mode) else {
+                throw ValidationError("--mode takes quiet, manual, significant or move (or OwnTracks' -1, 0, 1, 2), not '\(mode)'")
+            }
+            guard let interval = Duration(parsing: moveInterval) else {
+                throw ValidationError("--move-interval takes a duration such as 300s or 5m, not '\(moveInterval)'")
+            }
+            parsed.displacement = moveDisplacement
+            parsed.interval = interval
+            do {
+                try parsed.validate()
+            } catch {
+                throw ValidationError("--mode \(mode): \(error)")
+            }
+            if parsed.kind == .move, hosted {
+                throw ValidationError("--mode move keeps the app watching, and under --host the host watches for it: use significant or manual")
+            }
+            return parsed
         }
 
         /// `--metrics`: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; loopback when no host is given.
@@ -184,7 +231,8 @@ extension KeepAlive {
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
             let manager = try source.makeManager(authorization: authorization)
-            if monitoring.isGiven {
+            configuration.reportingMode = try reportingMode()
+            if monitoring.isGiven || configuration.reportingMode != nil {
                 do {
                     let wanted = try monitoring.read()
                     configuration.monitoring =

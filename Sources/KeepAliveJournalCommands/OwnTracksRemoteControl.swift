@@ -63,13 +63,39 @@ struct OwnTracksRemoteControl: RemoteControl {
                 try answer(OwnTracksWaypoint.document(await waypoints.current), on: "/waypoints", through: session)
                 device.note("\(topic): waypoints published on \(session.settings.topic)/waypoints")
             case .dump:
-                try answer(session.configuration(waypoints: await waypoints.current), on: "/dump", through: session)
+                let mode = device.mode()
+                let configuration = session.configuration(
+                    waypoints: await waypoints.current,
+                    monitoring: mode?.kind.rawValue,
+                    displacement: mode?.displacement,
+                    interval: mode?.interval.components.seconds
+                )
+                try answer(configuration, on: "/dump", through: session)
                 device.note("\(topic): dump published on \(session.settings.topic)/dump")
+            case .setConfiguration(let change):
+                let mode = try Self.mode(changedBy: change, from: device.mode())
+                try await device.setMode(mode)
+                device.note("\(topic): setConfiguration: reporting in \(mode) mode")
             }
         } catch {
             logger.warning("a command failed", metadata: ["topic": "\(topic)", "action": "\(command.action)", "reason": "\(error)"])
             device.note("\(topic): \(command.action) not done: \(error)")
         }
+    }
+
+    /// The mode `change` makes of `current`.
+    static func mode(changedBy change: OwnTracksConfigurationChange, from current: ReportingMode?) throws(CommandFailure) -> ReportingMode {
+        guard let kind = change.monitoring.flatMap(ReportingMode.Kind.init(rawValue:)) ?? current?.kind else {
+            throw CommandFailure("the service has no monitoring mode yet: give monitoring (-1, 0, 1 or 2) with locatorDisplacement or locatorInterval")
+        }
+        var mode = current ?? ReportingMode(kind)
+        mode.kind = kind
+        if let displacement = change.locatorDisplacement { mode.displacement = displacement }
+        if let interval = change.locatorInterval {
+            guard (1...86_400).contains(interval) else { throw CommandFailure("locatorInterval must be 1 to 86400 seconds, not \(interval)") }
+            mode.interval = .milliseconds(Int64(interval * 1000))
+        }
+        return mode
     }
 
     private func answer(_ json: String, on subtopic: String, through session: OwnTracksSession) throws(CommandFailure) {

@@ -41,6 +41,9 @@ public struct KeepAliveService: Sendable {
         /// Runs beside the service, paused while the host freezes the app: a `JournalDelivery`
         /// delivers the journal to tracking servers (and `keepalive upload` takes over while paused).
         public var delivery: (any PausableWork)?
+        /// What the monitoring strategy journals: OwnTracks' quiet, manual, significant and move
+        /// modes (`nil`: every fix of its watch).
+        public var reportingMode: ReportingMode?
         /// Takes commands from a server (an OwnTracks destination's `cmd` topic) for as long as
         /// the service runs.
         public var remote: (any RemoteControl)?
@@ -132,8 +135,16 @@ public struct KeepAliveService: Sendable {
             do { try journal.record(fix) } catch { emit(.error("\(error)")) }
         }
         let eventRecorder = configuration.eventRecorder
+        let hostLink = configuration.host.map { HostLink(client: $0.client, app: $0.app) }
+        let monitoring = configuration.strategy == .monitoring ? configuration.monitoring : nil
+        // Standalone, the service's own monitor is the app's one watch, foreground or not.
+        let ownMonitor = hostLink == nil ? monitoring?.monitor : nil
+        let conditions = monitoring.map {
+            ServiceConditions($0, mode: configuration.reportingMode, ownMonitor: ownMonitor, host: hostLink?.client)
+        }
         // An event: journaled after its fix, told, and the app woken for the event budget.
         let handle: @Sendable (MonitorEvent) -> Void = { event in
+            if conditions?.journalsWithEvent(event.location) ?? true { record(event.location) }
             if let eventRecorder {
                 do { try eventRecorder.record(event) } catch { emit(.error("\(error)")) }
             }
@@ -158,10 +169,6 @@ public struct KeepAliveService: Sendable {
             isLowPower: configuration.isLowPower
         )
         (strategy as? HybridKeepAlive)?.onCallback = { emit(.callback) }
-        let hostLink = configuration.host.map { HostLink(client: $0.client, app: $0.app) }
-        let monitoring = configuration.strategy == .monitoring ? configuration.monitoring : nil
-        // Standalone, the service's own monitor is the app's one watch, foreground or not.
-        let ownMonitor = hostLink == nil ? monitoring?.monitor : nil
         hostLink?.report(app)
         let hostNotices = hostLink?.follow(
             post: { post.yield($0) },
@@ -174,18 +181,15 @@ public struct KeepAliveService: Sendable {
                 locationManager.resumeAfterSuspension()
                 delivery?.resume()
             },
-            locationEvent: { event in
-                record(event.location)
-                handle(event)
-            },
+            locationEvent: handle,
             note: { emit(.decision($0)) }
         )
-        let registration = hostLink.flatMap { link in
-            monitoring.map { monitoring in
+        let registration = hostLink.flatMap { _ in
+            conditions.map { conditions in
                 Task {
                     do {
-                        try await monitoring.register(with: link.client)
-                        emit(.decision("host: watching \(monitoring.conditions.count) conditions for the app"))
+                        try await conditions.apply()
+                        emit(.decision("host: watching \(conditions.monitoring.conditions.count) conditions for the app"))
                     } catch {
                         emit(.error("the host did not take the conditions: \(error)"))
                     }
@@ -194,7 +198,7 @@ public struct KeepAliveService: Sendable {
         }
 
         let remoteTask = configuration.remote.map { remote in
-            let device = remoteDevice(monitoring: monitoring, ownMonitor: ownMonitor, hostLink: hostLink, record: record, emit: emit)
+            let device = remoteDevice(conditions: conditions, record: record, emit: emit)
             return Task { await remote.run(controlling: device) }
         }
 
@@ -247,8 +251,9 @@ public struct KeepAliveService: Sendable {
         let monitorWatch = ownMonitor.map { monitor in
             Task { [locationManager] in
                 do {
+                    if configuration.reportingMode != nil { try await conditions?.apply() }
                     try await monitor.monitor(locationManager, pausing: monitoring?.pause, handler: handle) { fix in
-                        record(fix)
+                        if conditions?.journals(fix) ?? true { record(fix) }
                         emit(.fix(fix))
                     }
                 } catch {
@@ -295,40 +300,29 @@ public struct KeepAliveService: Sendable {
     }
 
     /// What a remote command may ask of this service: a fresh fix (journaled and told like a
-    /// poll's), and a change of the monitoring strategy's conditions (its own monitor's, or the
-    /// host's for it).
+    /// poll's), and changes of the monitoring strategy's conditions and reporting mode.
     private func remoteDevice(
-        monitoring: ServiceMonitoring?,
-        ownMonitor: LocationMonitor?,
-        hostLink: HostLink?,
+        conditions: ServiceConditions?,
         record: @escaping @Sendable (Location) -> Void,
         emit: @escaping @Sendable (Event) -> Void
     ) -> RemoteDevice {
-        let held = Locked(monitoring?.conditions ?? [:])
+        let notMonitoring = MonitoringError(.invalidCondition, "the service watches no regions: run it with --strategy monitoring")
         return RemoteDevice(
             reportLocation: { [locationManager] in
                 let fix = try await locationManager.requestLocation(timeout: .seconds(30))
                 record(fix)
+                conditions?.journaled(fix)
                 emit(.poll(.success(fix)))
                 return fix
             },
             changeConditions: { removing, adding in
-                guard let monitoring else {
-                    throw MonitoringError(.invalidCondition, "the service watches no regions: run it with --strategy monitoring")
-                }
-                var next = held.withLock { $0 }
-                for identifier in removing { next[identifier] = nil }
-                for (identifier, condition) in adding {
-                    guard next.updateValue(condition, forKey: identifier) == nil else {
-                        throw MonitoringError(.invalidCondition, "\(identifier) is the identifier of another condition")
-                    }
-                }
-                if let ownMonitor {
-                    try ownMonitor.update(to: next, assuming: monitoring.assuming)
-                } else if let hostLink {
-                    try await monitoring.register(next, with: hostLink.client)
-                }
-                held.withLock { $0 = next }
+                guard let conditions else { throw notMonitoring }
+                try await conditions.change(removing: removing, adding: adding)
+            },
+            mode: { conditions?.mode },
+            setMode: { mode in
+                guard let conditions else { throw notMonitoring }
+                try await conditions.setMode(mode)
             },
             note: { emit(.decision($0)) }
         )

@@ -16,6 +16,10 @@ public struct RemoteDevice: Sendable {
     /// Changes the monitoring strategy's conditions: removes those of `removing`, then adds
     /// `adding` (new ones start unknown), for the service's own monitor or the host's.
     public var changeConditions: @Sendable (_ removing: Set<String>, _ adding: [String: MonitorCondition]) async throws -> Void
+    /// The monitoring strategy's reporting mode (`nil`: none, or not the monitoring strategy).
+    public var mode: @Sendable () -> ReportingMode?
+    /// Reports in this mode from now on (until the service stops).
+    public var setMode: @Sendable (ReportingMode) async throws -> Void
     /// Tells the service's output what a command did (or why it was ignored).
     public var note: @Sendable (String) -> Void
 
@@ -23,8 +27,12 @@ public struct RemoteDevice: Sendable {
     public init(
         reportLocation: @escaping @Sendable () async throws -> Location,
         changeConditions: @escaping @Sendable (_ removing: Set<String>, _ adding: [String: MonitorCondition]) async throws -> Void,
+        mode: @escaping @Sendable () -> ReportingMode?,
+        setMode: @escaping @Sendable (ReportingMode) async throws -> Void,
         note: @escaping @Sendable (String) -> Void
     ) {
+        self.mode = mode
+        self.setMode = setMode
         self.reportLocation = reportLocation
         self.changeConditions = changeConditions
         self.note = note

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import KeepAliveCore
 
 /// A remote command (`_type: cmd`), as a server or a friend sends it to the device: over MQTT
 /// on `owntracks/USER/DEVICE/cmd`. Read by ``parse(_:encryption:)`` with a `JSONDecoder`: a
@@ -14,13 +15,16 @@ public enum OwnTracksCommand: Sendable, Hashable {
     case waypoints
     /// `dump`: publish the configuration, without secrets, on `TOPIC/dump`.
     case dump
+    /// `setConfiguration`: the monitoring mode and move mode's settings, the only part of the
+    /// configuration that may be set remotely.
+    case setConfiguration(OwnTracksConfigurationChange)
 
     /// The longest command read: a `setWaypoints` of about 2,000 waypoints. A longer message is
     /// refused unread.
     public static let largestPayload = 256 * 1024
 
     /// The actions the device carries out (OwnTracks' names).
-    public static let actions = ["reportLocation", "setWaypoints", "clearWaypoints", "waypoints", "dump"]
+    public static let actions = ["reportLocation", "setWaypoints", "clearWaypoints", "waypoints", "dump", "setConfiguration"]
 
     /// The action's name, as OwnTracks spells it.
     public var action: String {
@@ -30,6 +34,7 @@ public enum OwnTracksCommand: Sendable, Hashable {
         case .clearWaypoints: "clearWaypoints"
         case .waypoints: "waypoints"
         case .dump: "dump"
+        case .setConfiguration: "setConfiguration"
         }
     }
 
@@ -93,7 +98,10 @@ public enum OwnTracksCommand: Sendable, Hashable {
             }
             return .setWaypoints(list.waypoints)
         case "setConfiguration":
-            throw .badCommand("setConfiguration is not taken yet (monitoring modes come with a later version)")
+            guard let change = command.configuration, !change.isEmpty else {
+                throw .badCommand("setConfiguration without a configuration that sets monitoring, locatorDisplacement or locatorInterval")
+            }
+            return .setConfiguration(change)
         default:
             let shown = command.action.count > 40 ? command.action.prefix(40) + "..." : command.action
             throw .badCommand("unknown action \"\(shown)\" (known: \(actions.joined(separator: ", ")))")
@@ -114,9 +122,72 @@ public enum OwnTracksCommand: Sendable, Hashable {
         var type: String
         var action: String
         var waypoints: OwnTracksWaypoint.List?
+        var configuration: OwnTracksConfigurationChange?
 
         enum CodingKeys: String, CodingKey {
-            case type = "_type", action, waypoints
+            case type = "_type", action, waypoints, configuration
         }
+    }
+}
+
+/// What a `setConfiguration` command may change: the monitoring mode (`monitoring`: -1 quiet,
+/// 0 manual, 1 significant, 2 move) and move mode's `locatorDisplacement` (metres) and
+/// `locatorInterval` (seconds). A configuration holding anything else (a broker, a password,
+/// a key) is refused whole: those are set on the device, never remotely.
+public struct OwnTracksConfigurationChange: Sendable, Hashable, Decodable {
+    /// The monitoring mode, if given.
+    public var monitoring: Int?
+    /// Move mode's displacement in metres, if given.
+    public var locatorDisplacement: Double?
+    /// Move mode's interval in seconds, if given.
+    public var locatorInterval: Double?
+
+    /// The keys a remote configuration may hold (besides `_type`).
+    public static let settable = ["monitoring", "locatorDisplacement", "locatorInterval"]
+
+    /// Whether it changes nothing.
+    var isEmpty: Bool { monitoring == nil && locatorDisplacement == nil && locatorInterval == nil }
+
+    /// A change from its parts.
+    public init(monitoring: Int? = nil, locatorDisplacement: Double? = nil, locatorInterval: Double? = nil) {
+        self.monitoring = monitoring
+        self.locatorDisplacement = locatorDisplacement
+        self.locatorInterval = locatorInterval
+    }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        let refused = container.allKeys.map(\.stringValue).filter { $0 != "_type" && !Self.settable.contains($0) }.sorted()
+        guard refused.isEmpty else {
+            throw OwnTracksError.badCommand(
+                "setConfiguration may set only \(Self.settable.joined(separator: ", ")) here, and this one also sets "
+                    + "\(refused.prefix(8).joined(separator: ", ")): the broker, credentials and keys are set on the device, never remotely"
+            )
+        }
+        if let type = try container.decodeIfPresent(String.self, forKey: Key(stringValue: "_type")), type != "configuration" {
+            throw OwnTracksError.badCommand("setConfiguration's configuration has _type \"\(type)\", not \"configuration\"")
+        }
+        func number(_ name: String) throws -> Double? {
+            let key = Key(stringValue: name)
+            guard container.contains(key) else { return nil }
+            if let value = try? container.decode(Double.self, forKey: key), value.isFinite { return value }
+            if let text = try? container.decode(String.self, forKey: key), let value = Double(text.trimmed), value.isFinite { return value }
+            throw OwnTracksError.badCommand("setConfiguration: \(name) is not a number")
+        }
+        if let mode = try number("monitoring") {
+            guard let whole = Int(exactly: mode), (-1...2).contains(whole) else {
+                throw OwnTracksError.badCommand("setConfiguration: monitoring must be -1 (quiet), 0 (manual), 1 (significant) or 2 (move), not \(mode)")
+            }
+            monitoring = whole
+        }
+        locatorDisplacement = try number("locatorDisplacement")
+        locatorInterval = try number("locatorInterval")
     }
 }

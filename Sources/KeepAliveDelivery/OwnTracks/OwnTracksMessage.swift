@@ -152,11 +152,17 @@ enum OwnTracksMessage {
         var cmd: Bool
         /// Whether payloads are encrypted (never the key).
         var encryption: Bool
+        /// The monitoring mode (-1 quiet, 0 manual, 1 significant, 2 move), if the service has one.
+        var monitoring: Int?
+        /// Move mode's metres.
+        var locatorDisplacement: Double?
+        /// Move mode's seconds.
+        var locatorInterval: Int64?
         var waypoints: [Waypoint]
 
         enum CodingKeys: String, CodingKey {
             case type = "_type", mode, host, port, tls, username, auth, clientId, deviceId, tid, pubTopicBase, cmd
-            case encryption, waypoints
+            case encryption, monitoring, locatorDisplacement, locatorInterval, waypoints
         }
     }
 }

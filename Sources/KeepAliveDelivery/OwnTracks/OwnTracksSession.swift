@@ -135,9 +135,12 @@ public final class OwnTracksSession: Sendable {
         }
     }
 
-    /// The configuration `dump` publishes: the destination's settings and `waypoints`, without
-    /// the password or the key.
-    public func configuration(waypoints: [OwnTracksWaypoint]) -> String {
+    /// The configuration `dump` publishes: the destination's settings, `waypoints` and the
+    /// monitoring mode (`monitoring`, and move mode's displacement in metres and interval in
+    /// seconds), without the password or the key.
+    public func configuration(
+        waypoints: [OwnTracksWaypoint], monitoring: Int? = nil, displacement: Double? = nil, interval: Int64? = nil
+    ) -> String {
         let parts = settings.topic.split(separator: "/")
         return OwnTracksPayload.encode(
             OwnTracksMessage.Configuration(
@@ -152,6 +155,9 @@ public final class OwnTracksSession: Sendable {
                 pubTopicBase: settings.topic,
                 cmd: settings.takesCommands,
                 encryption: settings.keyFile != nil,
+                monitoring: monitoring,
+                locatorDisplacement: displacement,
+                locatorInterval: interval,
                 waypoints: waypoints.map(OwnTracksMessage.Waypoint.init)
             )
         )

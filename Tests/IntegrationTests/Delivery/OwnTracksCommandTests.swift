@@ -197,8 +197,9 @@ struct OwnTracksCommandTests {
             (setWaypoints(#"{"_type": "waypoint", "desc": "Negative", "lat": 52, "lon": 5, "rad": -5, "tst": 1700000003}"#), "radius"),
             (setWaypoints(#"{"_type": "waypoint", "desc": "Huge", "lat": 52, "lon": 5, "rad": 5000000, "tst": 1700000004}"#), "radius"),
             (setWaypoints(#"{"_type": "waypoint", "desc": "Nowhere", "lat": "north", "lon": 5, "rad": 100, "tst": 1700000005}"#), "is not a number"),
-            (#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "host": "evil.example", "port": 1883}}"#, "setConfiguration"),
-            (#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "password": "x"}}"#, "setConfiguration"),
+            (#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "host": "evil.example", "port": 1883}}"#, "this one also sets host, port: the broker, credentials and keys are set on the device"),
+            (#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "monitoring": 2, "password": "x"}}"#, "this one also sets password"),
+            (#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "monitoring": 5}}"#, "monitoring must be -1 (quiet), 0 (manual), 1 (significant) or 2 (move), not 5.0"),
         ]
         for command in bad { try await Self.command(command.payload, broker) }
         // Another device's command never reaches this one.
@@ -298,5 +299,39 @@ struct OwnTracksCommandTests {
             "/usr/bin/mosquitto_sub", ["-h", broker.address, "-p", "\(broker.port)", "-t", Self.device + "/status", "-C", "1", "-W", "10"]
         )
         #expect(late.lines.first.map { Self.json($0)["_type"] as? String } == "status")
+    }
+
+    @Test func setConfigurationChangesTheMonitoringModeAndNothingElse() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let journal = "\(broker.directory)/journal.sqlite"
+        let service = try await MQTTDeliveryTests.service(
+            broker.directory, journal: journal, deliver: [Self.destination(broker)], log: "bundg_zeus_9.log", logFolder: "tracks",
+            speed: "4", extra: ["--loop", "--strategy", "monitoring", "--mode", "quiet"]
+        )
+        try await Self.waitForSession(subscriber, service)
+        let move = #"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "monitoring": 2, "locatorDisplacement": "20", "locatorInterval": 3600}}"#
+        try await Self.command(move, broker)
+        try await eventually("locations in move mode\n\(service.tail)") { subscriber.messages.count >= 4 }
+        try await Self.command(#"{"_type": "cmd", "action": "setConfiguration", "configuration": {"monitoring": -1}}"#, broker)
+        try await Self.command(#"{"_type": "cmd", "action": "dump"}"#, broker)
+        try await eventually("the dump") { !Self.received(subscriber, on: Self.device + "/dump").isEmpty }
+        await service.expectCleanStop()
+
+        let notes = Self.notes(service)
+        #expect(notes.contains { $0.text.hasSuffix("reporting in move (20 m or 3600 s) mode") })
+        // Asked before the change, told after it: the bounds of what move mode journaled.
+        let moving = try #require(notes.first { $0.text.hasSuffix("setConfiguration received") }?.time)
+        let quiet = try #require(notes.first { $0.text.hasSuffix("reporting in quiet mode") }?.time)
+        let records = try allRecords(journal)
+        #expect(records.allSatisfy { $0.recordedAt >= moving && $0.recordedAt <= quiet }, "quiet before and after: nothing journaled")
+        #expect(records.count >= 4)
+        for (earlier, later) in zip(records, records.dropFirst()) {
+            #expect(later.location.distance(from: earlier.location) >= 20, "move mode: 20 m between journaled fixes")
+        }
+        let configuration = Self.received(subscriber, on: Self.device + "/dump")[0]
+        #expect(configuration["monitoring"] as? Int == -1)
+        #expect(configuration["locatorDisplacement"] as? Double == 20)
+        #expect(configuration["host"] as? String == "127.0.0.1", "the broker as it was")
     }
 }
