@@ -13,7 +13,7 @@
     X(username_pw_set) X(tls_set) X(connect_callback_set) X(disconnect_callback_set) \
     X(publish_callback_set) X(connect_async) X(loop_start) X(loop_stop) X(publish) \
     X(disconnect) X(strerror) X(connack_string) X(max_inflight_messages_set) \
-    X(will_set) X(subscribe) X(message_callback_set)
+    X(will_set) X(subscribe) X(message_callback_set) X(socket)
 
 typedef struct {
 #define CMOSQ_FIELD(name) __typeof__(&mosquitto_##name) name;
@@ -78,6 +78,7 @@ static inline const char *cmosq_connack_string(const cmosq_table *api, int code)
 static inline int cmosq_will_set(const cmosq_table *api, struct mosquitto *m, const char *topic, int length, const void *payload, int qos, bool retain) {
     return api->will_set(m, topic, length, payload, qos, retain);
 }
+static inline int cmosq_socket(const cmosq_table *api, struct mosquitto *m) { return api->socket(m); }
 static inline int cmosq_subscribe(const cmosq_table *api, struct mosquitto *m, const char *topic, int qos) {
     return api->subscribe(m, NULL, topic, qos);
 }

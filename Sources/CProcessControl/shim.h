@@ -13,6 +13,7 @@ int setfsuid(unsigned int uid);
 int setfsgid(unsigned int gid);
 int open(const char *path, int flags, ...);
 int *__errno_location(void);
+int close(int descriptor);
 long syscall(long number, ...);
 
 /// Linux's O_CLOEXEC and SOCK_CLOEXEC (the same bit on x86-64, ARM and the others Debian builds).
@@ -20,6 +21,8 @@ long syscall(long number, ...);
 #define CPROCESS_EINTR 4
 /// Linux's pidfd_open system call number: 434 on every architecture since 5.3.
 #define CPROCESS_SYS_PIDFD_OPEN 434
+/// Linux's pidfd_getfd system call number: 438 on every architecture since 5.6.
+#define CPROCESS_SYS_PIDFD_GETFD 438
 
 /// The next connection on a listening socket, close-on-exec from its first instant (no child
 /// spawned meanwhile by another thread inherits it), or -1 with errno.
@@ -54,6 +57,18 @@ static inline int cprocess_open_as(const char *path, int flags, unsigned int mod
 /// wraps it only from 2.36), close-on-exec, or -1 with errno.
 static inline int cprocess_pidfd_open(int pid) {
     return (int)syscall(CPROCESS_SYS_PIDFD_OPEN, pid, 0);
+}
+
+/// A copy of process `pid`'s descriptor `target`, close-on-exec (Linux 5.6's pidfd_getfd: the
+/// caller must be allowed to ptrace it, as root is), or -1 with errno.
+static inline int cprocess_take_descriptor(int pid, int target) {
+    int process = cprocess_pidfd_open(pid);
+    if (process < 0) return -1;
+    int copy = (int)syscall(CPROCESS_SYS_PIDFD_GETFD, process, target, 0);
+    int saved = *__errno_location();
+    close(process);
+    *__errno_location() = saved;
+    return copy;
 }
 
 #endif

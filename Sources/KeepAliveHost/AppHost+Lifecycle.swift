@@ -39,6 +39,8 @@ extension AppHost {
             app.generation += 1
             app.groupEvents?.stop()
             app.groupEvents = nil
+            app.socketWake?.stop()
+            app.socketWake = nil
             app.acknowledge(HostNotice.Kind.willSuspend.rawValue)
             Task { await self.thaw(app) }
         case .willTerminate:
@@ -51,6 +53,7 @@ extension AppHost {
             app.reason = "killed: \(reason)"
             app.groupEvents?.stop()
             app.groupEvents = nil
+            app.forgetWakeSockets()
             emit(.killed(app: app.id, reason: reason.description))
             stopEverything(of: app, with: SIGKILL)
         default:
@@ -93,6 +96,12 @@ extension AppHost {
                 return
             }
             emit(.frozen(app: app.id, latency: latency, answered: answered))
+            if !app.wakeSockets.isEmpty, app.generation == generation {
+                let id = app.id
+                app.socketWake = SocketWake(descriptors: app.wakeSockets) { [weak self] in
+                    Task { await self?.dataArrived(for: id, generation: generation) }
+                }
+            }
             if app.generation != generation {
                 await thaw(app)  // resumed while freezing
             } else if let path = app.group.path, app.group.kind == .cgroup2 {

@@ -22,7 +22,8 @@ extension AppHost {
         from connection: ControlConnection
     ) async throws(HostError) -> HostReply {
         if connection.isApp,
-            ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete, .monitor, .unmonitor].contains(request.op)
+            ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete, .monitor, .unmonitor, .wakeOnData]
+                .contains(request.op)
         {
             throw HostError(
                 .notPermitted,
@@ -35,6 +36,7 @@ extension AppHost {
             return try report(request, by: try caller(connection))
         case .monitor: return try addConditions(request, by: try caller(connection))
         case .unmonitor: return try removeConditions(request, by: try caller(connection))
+        case .wakeOnData: return try wakeOnData(request, by: try caller(connection), from: connection)
         case .launch:
             try requireOutsideEveryApp(connection)
             return try await launch(request, by: connection.peer)
@@ -397,6 +399,7 @@ extension AppHost {
     func connectionClosed(_ connection: ControlConnection) {
         for app in apps.values where app.connection === connection {
             app.connection = nil
+            app.forgetWakeSockets()
             app.acknowledge(nil)
             // What it reported ends with it; its tasks stay, and expire as the model says.
             if app.reportsAudio {

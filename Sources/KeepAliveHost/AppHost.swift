@@ -115,6 +115,8 @@ public actor AppHost {
         case frozen(app: String, latency: Duration, answered: Bool?)
         /// An app was thawed, `latency` after it was due.
         case thawed(app: String, latency: Duration)
+        /// A frozen app was woken: data came on a socket it named (`wake-on-data`).
+        case wokenForData(app: String)
         /// An app was killed, and why.
         case killed(app: String, reason: String)
         /// One of an app's processes was found outside its group (the app is killed for it).

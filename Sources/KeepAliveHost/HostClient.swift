@@ -138,6 +138,18 @@ public final class HostClient: Sendable {
         return try await send(request).identifiers ?? []
     }
 
+    /// Names this app's sockets whose first data wakes it while the host keeps it frozen (its
+    /// push: a server's command waiting on them), replacing the ones named before. Say it
+    /// before each suspension: a reconnected socket is a new descriptor.
+    ///
+    /// - Throws: ``HostError`` when the host cannot watch them (more than
+    ///   ``HostProtocol/maximumWakeSockets``, not sockets, or a kernel without pidfd_getfd).
+    public func wakeOnData(from sockets: [Int32]) async throws(HostError) {
+        var request = HostRequest(.wakeOnData)
+        request.sockets = sockets
+        _ = try await send(request)
+    }
+
     /// Closes the connection.
     public func close() { connection.shutDown() }
 }

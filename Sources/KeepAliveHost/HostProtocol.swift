@@ -12,6 +12,8 @@ public import KeepAliveMonitoring
 public enum HostProtocol {
     /// The longest line either side accepts, in bytes.
     public static let maximumLineLength = 65_536
+    /// The most sockets an app may name in `wake-on-data`.
+    public static let maximumWakeSockets = 4
 
     /// Decodes one request line.
     ///
@@ -88,6 +90,10 @@ public struct HostRequest: Codable, Sendable, Hashable {
         case monitor
         /// An app removes conditions (`identifiers`).
         case unmonitor
+        /// An app names its sockets (`sockets`: its descriptor numbers, at most
+        /// ``HostProtocol/maximumWakeSockets``) whose first data wakes it while it is frozen, as a
+        /// push does: a server's command waiting on them. Replaces the ones named before.
+        case wakeOnData = "wake-on-data"
         /// Starts an app (`app`, `command`, `modes`, `output`, `user`) as the caller, or as `user`
         /// for a root caller: never as root unless the host allows it.
         case launch
@@ -135,6 +141,8 @@ public struct HostRequest: Codable, Sendable, Hashable {
     public var assuming: MonitorState?
     /// `unmonitor`: the identifiers to remove.
     public var identifiers: [String]?
+    /// `wake-on-data`: the app's socket descriptors.
+    public var sockets: [Int32]?
 
     /// A request with its operation and app; set the other fields the operation needs.
     public init(_ op: Operation, app: String? = nil) {

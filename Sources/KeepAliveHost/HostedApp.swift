@@ -16,6 +16,10 @@ final class HostedApp {
     var escapes: [AppProcessGroup.Escape] = []
     /// While frozen (cgroup v2): the kernel's word that the group changed.
     var groupEvents: CgroupEvents?
+    /// The host's copies of the app's sockets whose data wakes it while frozen (`wake-on-data`).
+    var wakeSockets: [Int32] = []
+    /// Watches ``wakeSockets`` while the app is frozen.
+    var socketWake: SocketWake?
     /// The app's own connection, after `hello`: where notices go.
     var connection: ControlConnection?
     /// The app's task numbers, to the model's.

@@ -22,6 +22,8 @@ struct OwnTracksRemoteControl: RemoteControl {
     let delivery: JournalDelivery?
     let logger = Logger(label: "keepalive.owntracks")
 
+    var commandSockets: [Int32] { sessions.compactMap(\.commandSocket) }
+
     func run(controlling device: RemoteDevice) async {
         await withDiscardingTaskGroup { group in
             for session in sessions {

@@ -172,10 +172,18 @@ public struct KeepAliveService: Sendable {
         hostLink?.report(app)
         let hostNotices = hostLink?.follow(
             post: { post.yield($0) },
-            prepareForSuspension: { [locationManager] in
+            prepareForSuspension: { [locationManager, remote = configuration.remote] in
                 await player.stopLoop()
                 locationManager.closeSessionForSuspension()
                 await delivery?.pause()
+                // A command for the frozen app wakes it, as a push does.
+                if let hostLink, let sockets = remote?.commandSockets, !sockets.isEmpty {
+                    do {
+                        try await hostLink.client.wakeOnData(from: sockets)
+                    } catch {
+                        emit(.error("commands wait for the next wake: the host cannot watch their socket (\(error))"))
+                    }
+                }
             },
             resumed: { [locationManager] in
                 locationManager.resumeAfterSuspension()
@@ -216,7 +224,7 @@ public struct KeepAliveService: Sendable {
                         for try await update in manager.updates() {
                             switch update {
                             case .location(let fix):
-                                record(fix)
+                                if conditions?.journals(fix) ?? true { record(fix) }  // as the mode says
                                 emit(.fix(fix))
                             case .status(let status): emit(.status(status))
                             }

@@ -6,6 +6,10 @@ public import KeepAliveMonitoring
 public protocol RemoteControl: Sendable {
     /// Takes commands and carries them out on `device` until the task is cancelled.
     func run(controlling device: RemoteDevice) async
+
+    /// The sockets commands come by: under a host, the service names them before each
+    /// suspension, and the first data on one wakes the app frozen.
+    var commandSockets: [Int32] { get }
 }
 
 /// What a remote command may ask of the running service.

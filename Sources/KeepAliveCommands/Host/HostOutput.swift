@@ -43,6 +43,11 @@ struct HostOutput: Sendable {
             object["app"] = .string(app)
             object["latency"] = .number(latency.seconds)
             text = "\(app): thawed in \(latency.millisecondsText)"
+        case .wokenForData(let app):
+            object["event"] = "woken"
+            object["app"] = .string(app)
+            object["reason"] = .string("data")
+            text = "\(app): woken: data on a socket it named"
         case .killed(let app, let reason):
             object["event"] = "killed"
             object["app"] = .string(app)

@@ -147,6 +147,9 @@ final class MosquittoClient: @unchecked Sendable {
         return code == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(code)
     }
 
+    /// The connection's socket, or -1 while not connected.
+    var socket: Int32 { cmosq_socket(api, handle) }
+
     /// Disconnects and stops the network thread, waiting for it (which can take the kernel's
     /// two minutes of SYN retries if libmosquitto is reconnecting over a dead link).
     func stop() {

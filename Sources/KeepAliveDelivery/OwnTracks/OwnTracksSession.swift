@@ -115,6 +115,13 @@ public final class OwnTracksSession: Sendable {
         client.stop()
     }
 
+    /// The session's socket while connected, if it takes commands: what a host watches to wake
+    /// the app frozen when a command comes (see `HostClient.wakeOnData(from:)`).
+    public var commandSocket: Int32? {
+        guard settings.takesCommands, let socket = client.withLock({ $0?.socket }), socket >= 0 else { return nil }
+        return socket
+    }
+
     /// Publishes `message` (already JSON) on `TOPIC` + `subtopic` at QoS 1, encrypted with the
     /// key if there is one; queued by libmosquitto while the session is reconnecting.
     ///
