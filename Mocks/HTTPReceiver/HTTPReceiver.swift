@@ -39,6 +39,9 @@ public final class HTTPReceiver: Sendable {
         case slow(Duration, Int)
         /// Closes the connection without an answer.
         case drop
+        /// At once, with this status and this JSON body (an OwnTracks Recorder's answer may
+        /// carry messages for the device, commands among them).
+        case json(Int, String)
     }
 
     /// The port it listens on, on 127.0.0.1.
@@ -93,8 +96,12 @@ public final class HTTPReceiver: Sendable {
             let number = log.withLock { $0.count + 1 }
             let answer = script(request, number)
             var status: Int?
+            var body = "{}"
             switch answer {
             case .status(let code): status = code
+            case .json(let code, let json):
+                status = code
+                body = json
             case .slow(let delay, let code):
                 Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
                 status = code
@@ -103,7 +110,6 @@ public final class HTTPReceiver: Sendable {
             request.answeredWith = status
             log.withLock { $0.append(request) }
             guard let status else { return connection.shutdown() }
-            let body = "{}"
             let head = "HTTP/1.1 \(status) Scripted\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
             guard connection.send(Array((head + body).utf8)) else { return }
         }

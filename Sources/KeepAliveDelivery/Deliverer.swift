@@ -15,7 +15,8 @@ public final class Deliverer: Sendable {
     /// The destination's name: its queue in the journal.
     public let destination: String
     let journal: FixJournal
-    let transport: any DeliveryTransport
+    /// The protocol's client it sends through.
+    public let transport: any DeliveryTransport
     let policy: DeliveryPolicy
     let time: TimeSource
     let owner: String

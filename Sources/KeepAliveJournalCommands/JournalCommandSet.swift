@@ -54,11 +54,12 @@ package struct JournalCommandSet: JournalCommands {
             guard case .ownTracksMQTT(let settings) = destination.endpoint else { return nil }
             return OwnTracksSession(settings: settings)
         }
+        let recorders = (delivery?.deliverers ?? []).compactMap { $0.transport as? HTTPTransport }.filter { $0.format == .ownTracks }
         var remote: OwnTracksRemoteControl?
-        if !sessions.isEmpty {
+        if !sessions.isEmpty || !recorders.isEmpty {
             let file = waypoints.map { URL(fileURLWithPath: $0) }
             let watched = try file.map { try OwnTracksWaypoint.parse(Data(contentsOf: $0)) } ?? []
-            remote = OwnTracksRemoteControl(sessions: sessions, waypoints: WaypointStore(file: file, waypoints: watched), delivery: delivery)
+            remote = OwnTracksRemoteControl(sessions: sessions, recorders: recorders, waypoints: WaypointStore(file: file, waypoints: watched), delivery: delivery)
         }
         return ServiceJournal(recorder: journal, eventRecorder: journal, delivery: delivery, remote: remote) {
             (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }

@@ -8,16 +8,19 @@ import KeepAliveService
 import Logging
 
 /// The OwnTracks remote commands of the `keepalive run` service: a device session
-/// (``OwnTracksSession``) per OwnTracks MQTT destination, each command carried out on the
-/// running service, each one refused noted with the reason and nothing changed.
+/// (``OwnTracksSession``) per OwnTracks MQTT destination, and the answers of each OwnTracks
+/// Recorder over HTTP (commands come in the answers to its POSTs), each command carried out on
+/// the running service, each one refused noted with the reason and nothing changed.
 ///
 /// - `reportLocation`: a fresh fix, journaled, and every deliverer told to send at once.
 /// - `setWaypoints`, `clearWaypoints`: the waypoints' regions replaced in the monitor (the
 ///   service's own or the host's) and the `--waypoints` file rewritten, so a restart keeps them.
 /// - `waypoints`: the set published on `TOPIC/waypoints`; `dump`: the configuration, without
-///   secrets, on `TOPIC/dump`, both through the session the command came by.
+///   secrets, on `TOPIC/dump`, both through the session the command came by (over HTTP, posted).
 struct OwnTracksRemoteControl: RemoteControl {
     let sessions: [OwnTracksSession]
+    /// The OwnTracks Recorders delivered to over HTTP.
+    let recorders: [HTTPTransport]
     let waypoints: WaypointStore
     let delivery: JournalDelivery?
     let logger = Logger(label: "keepalive.owntracks")
@@ -29,17 +32,82 @@ struct OwnTracksRemoteControl: RemoteControl {
             for session in sessions {
                 group.addTask {
                     do {
-                        try await session.run { received in await carryOut(received, from: session, on: device) }
+                        try await session.run { received in await carryOut(received, from: .mqtt(session), on: device) }
                     } catch {
                         device.note("OwnTracks session \(session.settings.topic): \(error)")
+                    }
+                }
+            }
+            for recorder in recorders {
+                let (answers, arrive) = AsyncStream.makeStream(of: Data.self)
+                recorder.onAnswer { arrive.yield($0) }
+                group.addTask {
+                    for await answer in answers {
+                        let encryption: OwnTracksEncryption?
+                        do {
+                            encryption = try recorder.settings.keyFile.map { try OwnTracksEncryption(keyFile: $0.path) }
+                        } catch {
+                            device.note("\(recorder.settings.url): its answer not read: \(error)")
+                            continue
+                        }
+                        for received in OwnTracksCommand.commands(inAnswer: answer, encryption: encryption) {
+                            await carryOut(received, from: .http(recorder), on: device)
+                        }
                     }
                 }
             }
         }
     }
 
-    private func carryOut(_ received: OwnTracksSession.Received, from session: OwnTracksSession, on device: RemoteDevice) async {
-        let topic = session.settings.topic + "/cmd"
+    /// Where a command came from, and where its answer goes.
+    enum Channel {
+        case mqtt(OwnTracksSession)
+        case http(HTTPTransport)
+
+        /// The command topic, or the Recorder's URL.
+        var name: String {
+            switch self {
+            case .mqtt(let session): session.settings.topic + "/cmd"
+            case .http(let recorder): recorder.settings.url
+            }
+        }
+
+        /// Publishes `json` on `TOPIC` + `subtopic`, or posts it.
+        func answer(_ json: String, on subtopic: String) async throws(CommandFailure) {
+            let failure: String? =
+                switch self {
+                case .mqtt(let session): session.publish(json, on: subtopic)
+                case .http(let recorder): await recorder.post(json)
+                }
+            if let failure { throw CommandFailure(failure) }
+        }
+
+        /// Where the answer went, in words.
+        func place(_ subtopic: String) -> String {
+            switch self {
+            case .mqtt(let session): "published on \(session.settings.topic)\(subtopic)"
+            case .http(let recorder): "posted to \(recorder.settings.url)"
+            }
+        }
+
+        func configuration(waypoints: [OwnTracksWaypoint], mode: ReportingMode?) -> String {
+            switch self {
+            case .mqtt(let session):
+                session.configuration(
+                    waypoints: waypoints, monitoring: mode?.kind.rawValue, displacement: mode?.displacement,
+                    interval: mode?.interval.components.seconds
+                )
+            case .http(let recorder):
+                recorder.configuration(
+                    waypoints: waypoints, monitoring: mode?.kind.rawValue, displacement: mode?.displacement,
+                    interval: mode?.interval.components.seconds
+                )
+            }
+        }
+    }
+
+    private func carryOut(_ received: OwnTracksSession.Received, from channel: Channel, on device: RemoteDevice) async {
+        let topic = channel.name
         let command: OwnTracksCommand
         switch received {
         case .failure(let error):
@@ -62,18 +130,11 @@ struct OwnTracksRemoteControl: RemoteControl {
                 try await waypoints.replace(with: [], on: device)
                 device.note("\(topic): clearWaypoints: no waypoints watched")
             case .waypoints:
-                try answer(OwnTracksWaypoint.document(await waypoints.current), on: "/waypoints", through: session)
-                device.note("\(topic): waypoints published on \(session.settings.topic)/waypoints")
+                try await channel.answer(OwnTracksWaypoint.document(await waypoints.current), on: "/waypoints")
+                device.note("\(topic): waypoints \(channel.place("/waypoints"))")
             case .dump:
-                let mode = device.mode()
-                let configuration = session.configuration(
-                    waypoints: await waypoints.current,
-                    monitoring: mode?.kind.rawValue,
-                    displacement: mode?.displacement,
-                    interval: mode?.interval.components.seconds
-                )
-                try answer(configuration, on: "/dump", through: session)
-                device.note("\(topic): dump published on \(session.settings.topic)/dump")
+                try await channel.answer(channel.configuration(waypoints: await waypoints.current, mode: device.mode()), on: "/dump")
+                device.note("\(topic): dump \(channel.place("/dump"))")
             case .setConfiguration(let change):
                 let mode = try Self.mode(changedBy: change, from: device.mode())
                 try await device.setMode(mode)
@@ -98,10 +159,6 @@ struct OwnTracksRemoteControl: RemoteControl {
             mode.interval = .milliseconds(Int64(interval * 1000))
         }
         return mode
-    }
-
-    private func answer(_ json: String, on subtopic: String, through session: OwnTracksSession) throws(CommandFailure) {
-        if let error = session.publish(json, on: subtopic) { throw CommandFailure(error) }
     }
 }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import FoundationEssentials
+public import FoundationEssentials
 public import Logging
 public import KeepAliveCore
 public import KeepAliveJournal
@@ -25,6 +25,7 @@ public final class HTTPTransport: DeliveryTransport {
     let logger: Logger
     private let queue = DispatchQueue(label: "LocationKeepAlive.http")
     private let session = Locked<CurlSession?>(nil)
+    private let answers = Locked<(@Sendable (Data) -> Void)?>(nil)
 
     /// A transport to the server in `settings`, speaking `format`.
     public init(
@@ -56,6 +57,83 @@ public final class HTTPTransport: DeliveryTransport {
         }
     }
 
+    /// OwnTracks: calls `handler` with each answer's body that is not empty (a Recorder may
+    /// answer a POST with messages for the device, commands among them).
+    public func onAnswer(_ handler: @escaping @Sendable (Data) -> Void) {
+        answers.withLock { $0 = handler }
+    }
+
+    /// OwnTracks: POSTs one message of the device's own (an answer to a command: its waypoints,
+    /// its configuration), encrypted with the key if there is one.
+    ///
+    /// - Returns: `nil` once the server took it (2xx), or why not.
+    public func post(_ json: String) async -> String? {
+        let password: String?
+        let encryption: OwnTracksEncryption?
+        do throws(DeliveryError) {
+            password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
+            encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
+        } catch {
+            return "\(error)"
+        }
+        return await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                guard let session = openSession() else { return continuation.resume(returning: "libcurl could not start a session") }
+                let body: String
+                do throws(OwnTracksError) {
+                    body = try encryption.map { encryption throws(OwnTracksError) in try encryption.seal(json) } ?? json
+                } catch {
+                    return continuation.resume(returning: "\(error)")
+                }
+                let response = session.post(
+                    url: settings.url, body: body, headers: ownTracksHeaders, username: settings.username, password: password,
+                    caFile: settings.caFile?.path, timeout: timeout
+                )
+                let failure = response.error ?? ((200..<300).contains(response.status) ? nil : "HTTP \(response.status)")
+                continuation.resume(returning: failure.map { "\(settings.url): \($0)" })
+            }
+        }
+    }
+
+    /// OwnTracks: the configuration `dump` posts: the endpoint, `waypoints` and the monitoring
+    /// mode, without the password or the key.
+    public func configuration(
+        waypoints: [OwnTracksWaypoint], monitoring: Int? = nil, displacement: Double? = nil, interval: Int64? = nil
+    ) -> String {
+        OwnTracksPayload.encode(
+            OwnTracksMessage.Configuration(
+                mode: 3,
+                url: settings.url,
+                username: settings.username,
+                auth: settings.passwordFile != nil,
+                deviceId: settings.device ?? "",
+                tid: settings.trackerID,
+                cmd: true,
+                encryption: settings.keyFile != nil,
+                monitoring: monitoring,
+                locatorDisplacement: displacement,
+                locatorInterval: interval,
+                waypoints: waypoints.map(OwnTracksMessage.Waypoint.init)
+            )
+        )
+    }
+
+    /// The headers of an OwnTracks POST.
+    private var ownTracksHeaders: [String] {
+        var headers = ["Content-Type: application/json"]
+        if let user = settings.user { headers.append("X-Limit-U: \(user)") }
+        if let device = settings.device { headers.append("X-Limit-D: \(device)") }
+        return headers
+    }
+
+    /// The session, opened on first use (on the queue).
+    private func openSession() -> CurlSession? {
+        session.withLock { session -> CurlSession? in
+            if session == nil { session = CurlSession() }
+            return session
+        }
+    }
+
     /// Closes the connection.
     public func close() async {
         await withCheckedContinuation { continuation in
@@ -68,11 +146,7 @@ public final class HTTPTransport: DeliveryTransport {
 
     /// On the queue: one request a record until one is not acknowledged.
     private func sendNow(_ records: [JournalRecord], password: String?, encryption: OwnTracksEncryption?) -> DeliveryResult {
-        let session = session.withLock { session -> CurlSession? in
-            if session == nil { session = CurlSession() }
-            return session
-        }
-        guard let session else {
+        guard let session = openSession() else {
             let reason = CurlSession.loadError.map { "libcurl could not be loaded (\($0)): apt-get install libcurl4" }
             return DeliveryResult(acknowledged: 0, failure: .unavailable(reason ?? "libcurl could not start a session"))
         }
@@ -92,7 +166,9 @@ public final class HTTPTransport: DeliveryTransport {
                 return DeliveryResult(acknowledged: index, failure: .unavailable("\(settings.url): \(error)"))
             }
             switch response.status {
-            case 200..<300: continue
+            case 200..<300:
+                if format == .ownTracks, !response.body.isEmpty, let answer = answers.withLock({ $0 }) { answer(Data(response.body)) }
+                continue
             case 408, 429, 500...:
                 return DeliveryResult(acknowledged: index, failure: .unavailable("\(settings.url) answered HTTP \(response.status)"))
             default:
@@ -110,10 +186,7 @@ public final class HTTPTransport: DeliveryTransport {
         switch format {
         case .ownTracks:
             guard let payload = OwnTracksPayload.of(record, trackerID: settings.trackerID) else { return nil }
-            var headers = ["Content-Type: application/json"]
-            if let user = settings.user { headers.append("X-Limit-U: \(user)") }
-            if let device = settings.device { headers.append("X-Limit-D: \(device)") }
-            return (settings.url, try payload.text(encryptedWith: encryption), headers)
+            return (settings.url, try payload.text(encryptedWith: encryption), ownTracksHeaders)
         case .osmAnd:
             guard record.event == nil else { return nil }
             let separator = settings.url.contains("?") ? "&" : "?"

@@ -48,6 +48,42 @@ public enum OwnTracksCommand: Sendable, Hashable {
     ///   too long, not JSON, encrypted with another key (or damaged), not `_type: cmd`, an
     ///   unknown action, waypoints that are not (a centre off the globe, a bad radius...).
     public static func parse(_ payload: Data, encryption: OwnTracksEncryption?) throws(OwnTracksError) -> OwnTracksCommand {
+        // Never nil: every message counts as a command here.
+        try parse(payload, encryption: encryption, passingOver: false)!
+    }
+
+    /// The commands in a server's answer to a POST (OwnTracks' HTTP mode): a JSON array of
+    /// messages, or one. Its `cmd` messages (plain, or sealed with the key when there is one)
+    /// are for the device; the others (friends' locations, cards) are not commands and are
+    /// passed over. Each command is read as ``parse(_:encryption:)`` reads one.
+    public static func commands(inAnswer body: Data, encryption: OwnTracksEncryption?) -> [Result<OwnTracksCommand, OwnTracksError>] {
+        guard body.count <= largestPayload else {
+            return [.failure(.badCommand("an answer of \(body.count) bytes, more than the \(largestPayload) read"))]
+        }
+        let messages: [JSONValue]
+        do {
+            switch try JSONDecoder().decode(JSONValue.self, from: body) {
+            case .array(let list): messages = list
+            case let object: messages = [object]
+            }
+        } catch {
+            return [.failure(.badCommand("the server's answer is not JSON (\(OwnTracksWaypoint.reason(error)))"))]
+        }
+        return messages.compactMap { message in
+            guard case .object(let fields) = message, case .string(let type)? = fields["_type"], type == "cmd" || type == "encrypted" else {
+                return nil
+            }
+            do throws(OwnTracksError) {
+                let data = (try? JSONEncoder().encode(message)) ?? Data()
+                return try parse(data, encryption: encryption, passingOver: true).map { .success($0) }
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// The command in `payload`; `nil` when `passingOver` and it opens to another type.
+    private static func parse(_ payload: Data, encryption: OwnTracksEncryption?, passingOver: Bool) throws(OwnTracksError) -> OwnTracksCommand? {
         guard payload.count <= largestPayload else {
             throw .badCommand("\(payload.count) bytes, more than the \(largestPayload) a command may have")
         }
@@ -75,6 +111,7 @@ public enum OwnTracksCommand: Sendable, Hashable {
         let command: Decoded
         do {
             let inner = try decoder.decode(Envelope.self, from: message)
+            if passingOver, inner.type != "cmd" { return nil }
             guard inner.type == "cmd" else { throw OwnTracksError.badCommand("its _type is \"\(inner.type)\", not \"cmd\"") }
             command = try decoder.decode(Decoded.self, from: message)
         } catch let error as OwnTracksError {
@@ -189,5 +226,44 @@ public struct OwnTracksConfigurationChange: Sendable, Hashable, Decodable {
         }
         locatorDisplacement = try number("locatorDisplacement")
         locatorInterval = try number("locatorInterval")
+    }
+}
+
+/// Any JSON value: how a server's answer is read before its messages are picked out.
+enum JSONValue: Codable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
     }
 }

@@ -137,18 +137,20 @@ enum OwnTracksMessage {
     /// secret (the password, the encryption key) left out.
     struct Configuration: Encodable, Equatable {
         let type = "configuration"
-        /// OwnTracks' connection mode: 0 MQTT.
-        let mode = 0
-        var host: String
-        var port: Int
-        var tls: Bool
+        /// OwnTracks' connection mode: 0 MQTT, 3 HTTP.
+        var mode: Int
+        var host: String?
+        var port: Int?
+        var tls: Bool?
+        /// HTTP: the endpoint.
+        var url: String?
         var username: String?
         /// Whether a password is set (never the password).
         var auth: Bool
-        var clientId: String
+        var clientId: String?
         var deviceId: String
         var tid: String?
-        var pubTopicBase: String
+        var pubTopicBase: String?
         var cmd: Bool
         /// Whether payloads are encrypted (never the key).
         var encryption: Bool
@@ -161,7 +163,7 @@ enum OwnTracksMessage {
         var waypoints: [Waypoint]
 
         enum CodingKeys: String, CodingKey {
-            case type = "_type", mode, host, port, tls, username, auth, clientId, deviceId, tid, pubTopicBase, cmd
+            case type = "_type", mode, host, port, tls, url, username, auth, clientId, deviceId, tid, pubTopicBase, cmd
             case encryption, monitoring, locatorDisplacement, locatorInterval, waypoints
         }
     }

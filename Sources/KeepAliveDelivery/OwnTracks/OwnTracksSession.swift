@@ -151,6 +151,7 @@ public final class OwnTracksSession: Sendable {
         let parts = settings.topic.split(separator: "/")
         return OwnTracksPayload.encode(
             OwnTracksMessage.Configuration(
+                mode: 0,
                 host: settings.host,
                 port: settings.port,
                 tls: settings.usesTLS,

@@ -27,7 +27,8 @@ struct OwnTracksCommandTests {
     /// What the service said of commands, with its own time for each.
     static func notes(_ service: ChildProcess) -> [(time: Date, text: String)] {
         lines(service).compactMap { line in
-            guard line["event"] as? String == "decision", let text = line["decision"] as? String, text.hasPrefix(device),
+            guard line["event"] as? String == "decision", let text = line["decision"] as? String,
+                text.hasPrefix(device) || text.hasPrefix("http://"),
                 let time = (line["time"] as? String).flatMap(date)
             else { return nil }
             return (time, text)
@@ -333,5 +334,36 @@ struct OwnTracksCommandTests {
         #expect(configuration["monitoring"] as? Int == -1)
         #expect(configuration["locatorDisplacement"] as? Double == 20)
         #expect(configuration["host"] as? String == "127.0.0.1", "the broker as it was")
+    }
+
+    @Test func aRecordersAnswerCarriesCommandsAndTheirAnswersArePosted() async throws {
+        let answer = #"[{"_type": "cmd", "action": "reportLocation"}, {"_type": "card", "name": "A friend"}, "#
+            + #"{"_type": "cmd", "action": "dump"}, {"_type": "cmd", "action": "fly"}]"#
+        let receiver = try HTTPReceiver { _, number in number == 1 ? .json(200, answer) : .status(200) }
+        let broker = try await MosquittoBroker()  // for its folder
+        let file = "\(broker.directory)/waypoints.json"
+        try #"{"_type": "waypoints", "waypoints": [\#(Self.harbour)]}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let service = try await MQTTDeliveryTests.service(
+            broker.directory, journal: "\(broker.directory)/journal.sqlite",
+            deliver: ["rec=owntracks+http://127.0.0.1:\(receiver.port)/pub?user=me&device=phone"],
+            log: "bundg_zeus_9.log", logFolder: "tracks", speed: "1",
+            extra: ["--loop", "--strategy", "monitoring", "--mode", "manual", "--waypoints", file]
+        )
+        let bodies = { receiver.accepted.map { Self.json($0.body) } }
+        try await eventually("the dump posted\n\(service.tail)") { bodies().contains { $0["_type"] as? String == "configuration" } }
+        try await eventually("the location asked for") { bodies().filter { $0["_type"] as? String == "location" }.count >= 2 }
+        await service.expectCleanStop()
+        let types = bodies().compactMap { $0["_type"] as? String }
+        // The harbour's entry (its fix, its transition) answered with the commands.
+        #expect(Array(types.prefix(2)) == ["location", "transition"])
+        #expect(types.filter { $0 == "location" }.count == 2, "the entry's fix and the one asked for: manual mode journals no other")
+        let configuration = try #require(bodies().first { $0["_type"] as? String == "configuration" })
+        #expect(configuration["mode"] as? Int == 3 && configuration["url"] as? String == "http://127.0.0.1:\(receiver.port)/pub")
+        #expect(configuration["monitoring"] as? Int == 0)
+        #expect(Self.regionIDs(configuration) == ["f7676c"])
+        let notes = Self.notes(service).map(\.text)
+        let ignored = notes.filter { $0.contains("command ignored") }
+        #expect(ignored.count == 1 && ignored[0].contains("unknown action \"fly\""), "the card is not a command: passed over")
+        #expect(notes.contains { $0.contains("reportLocation answered") })
     }
 }
