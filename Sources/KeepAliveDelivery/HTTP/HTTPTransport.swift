@@ -45,8 +45,7 @@ public final class HTTPTransport: DeliveryTransport {
         let password: String?
         let encryption: OwnTracksEncryption?
         do throws(DeliveryError) {
-            password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
-            encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
+            (password, encryption) = try secrets()
         } catch {
             return DeliveryResult(acknowledged: 0, failure: .unavailable("\(error)"))
         }
@@ -71,8 +70,7 @@ public final class HTTPTransport: DeliveryTransport {
         let password: String?
         let encryption: OwnTracksEncryption?
         do throws(DeliveryError) {
-            password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
-            encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
+            (password, encryption) = try secrets()
         } catch {
             return "\(error)"
         }
@@ -116,6 +114,13 @@ public final class HTTPTransport: DeliveryTransport {
                 waypoints: waypoints.map(OwnTracksMessage.Waypoint.init)
             )
         )
+    }
+
+    /// The password and the key, read from their files now (a changed one is taken at once).
+    private func secrets() throws(DeliveryError) -> (password: String?, encryption: OwnTracksEncryption?) {
+        let password = try settings.passwordFile.map { file throws(DeliveryError) in try PasswordFile.read(file.path) }
+        let encryption = try settings.keyFile.map { file throws(DeliveryError) in try OwnTracksEncryption(keyFile: file.path) }
+        return (password, encryption)
     }
 
     /// The headers of an OwnTracks POST.
