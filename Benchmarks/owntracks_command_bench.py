@@ -3,9 +3,9 @@
 fix it asked for reaching a subscriber (mosquitto_sub's own arrival time, %U), with the service
 awake (in the background, nothing else published) and frozen by a real `keepalive host`
 (woken by the command's data on its socket). The anchor, in the same go: mosquitto_pub to
-mosquitto_sub through the same broker, the floor of any answer. The receiver is a replay at
-speed 1 (a fix a second, as a GPS receiver gives them), so an answer waits up to a second for
-its fix. Needs root (the host's cgroups).
+mosquitto_sub through the same broker, the floor of any answer. The receiver is a real gpsd fed
+by gpsfake (a fix about every 0.8 s), so an answer waits for the receiver's next fix. Needs root
+(the host's cgroups).
 
     python3 Benchmarks/owntracks_command_bench.py BIN_DIR ROUNDS
 """
@@ -85,14 +85,25 @@ def anchor(port, subscriber, count):
     return results
 
 
+def gpsfake(run):
+    """A real gpsd fed the log in a loop by gpsfake, on a port of its own (and a TMPDIR)."""
+    port = support.free_port()
+    folder = f"{work}/gpsfake-{run}"
+    os.makedirs(folder)
+    process = subprocess.Popen(["/usr/bin/gpsfake", "-q", "-P", str(port), "-c", "0.1", f"{work}/ublox-8.log"],
+                               env=dict(os.environ, TMPDIR=folder), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    time.sleep(1.5)
+    return process, port
+
+
 def service_arguments(port, journal, hosted):
     auth = f"{work}/auth.json"
     subprocess.run([keepalive, "auth", "set", "always", "--app", "tracker", "--auth-file", auth], check=True,
                    stdout=subprocess.DEVNULL)
     os.chmod(auth, 0o666)
-    return [keepalive, "run", "--app", "tracker", "--auth-file", auth, "--replay", f"{work}/ublox-8.log", "--speed", "1",
-            "--loop", "--audio-device", "null", "--json", "--journal", journal, "--batch-latency", "200ms",
-            "--deliver", f"home=mqtt://127.0.0.1:{port}/{TOPIC}"] + (
+    return [keepalive, "run", "--app", "tracker", "--auth-file", auth, "--gpsd", f"127.0.0.1:{gpsd_port}", "--audio-device", "null",
+            "--json", "--journal", journal, "--batch-latency", "200ms", "--deliver", f"home=mqtt://127.0.0.1:{port}/{TOPIC}"] + (
         ["--host", "--strategy", "monitoring", "--mode", "manual"] if hosted else ["--strategy", "none", "--background"])
 
 
@@ -155,6 +166,7 @@ def frozen(port, subscriber, run):
 
 results = {"anchor": [], "awake": [], "frozen": []}
 for run in range(2):
+    gps, gpsd_port = gpsfake(run)
     process, port = support.broker(work, nodelay=True)
     subscriber = Subscriber(port, f"sub-{run}")
     time.sleep(0.3)
@@ -164,9 +176,14 @@ for run in range(2):
     subscriber.stop()
     process.terminate()
     process.wait()
+    os.killpg(gps.pid, 15)
+    try:
+        gps.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.killpg(gps.pid, 9)
 
 ms = lambda seconds: f"{seconds * 1000:.0f} ms"
-print(f"\n## OwnTracks reportLocation, command to published fix ({len(results['awake'])} commands each; a fix a second)\n")
+print(f"\n## OwnTracks reportLocation, command to published fix ({len(results['awake'])} commands each; gpsd, a fix about every 0.8 s)\n")
 print("| service | median | p99 | max | anchor: mosquitto_pub to mosquitto_sub, median | ratio of medians |\n|---|---|---|---|---|---|")
 anchor_median = statistics.median(results["anchor"])
 for name in ("awake", "frozen"):

@@ -206,7 +206,7 @@ public struct KeepAliveService: Sendable {
         }
 
         let remoteTask = configuration.remote.map { remote in
-            let device = remoteDevice(conditions: conditions, record: record, emit: emit)
+            let device = remoteDevice(conditions: conditions, record: record, emit: emit) { post.yield($0) }
             return Task { await remote.run(controlling: device) }
         }
 
@@ -312,12 +312,19 @@ public struct KeepAliveService: Sendable {
     private func remoteDevice(
         conditions: ServiceConditions?,
         record: @escaping @Sendable (Location) -> Void,
-        emit: @escaping @Sendable (Event) -> Void
+        emit: @escaping @Sendable (Event) -> Void,
+        post: @escaping @Sendable (ApplicationCommand) -> Void
     ) -> RemoteDevice {
         let notMonitoring = MonitoringError(.invalidCondition, "the service watches no regions: run it with --strategy monitoring")
         return RemoteDevice(
             reportLocation: { [locationManager] in
-                let fix = try await locationManager.requestLocation(timeout: .seconds(30))
+                // As an app answering a push does: location activity, so the model (and a host)
+                // keeps the app running until the fix is taken.
+                post(.beginLocationActivity)
+                defer { post(.endLocationActivity) }
+                // Newer than any fix the manager has seen: a receiver may give its current fix
+                // again as a session opens, and the answer must be one taken after the command.
+                let fix = try await Self.fix(from: locationManager, newerThan: locationManager.location?.timestamp)
                 record(fix)
                 conditions?.journaled(fix)
                 emit(.poll(.success(fix)))
@@ -334,5 +341,28 @@ public struct KeepAliveService: Sendable {
             },
             note: { emit(.decision($0)) }
         )
+    }
+
+    /// The first fix of `manager` newer than `seen` (any, without it), within `timeout`.
+    private static func fix(from manager: LocationManager, newerThan seen: Date?, timeout: Duration = .seconds(30)) async throws -> Location {
+        try await withThrowingTaskGroup(of: Location?.self) { group in
+            group.addTask {
+                for try await update in manager.updates() {
+                    guard case .location(let fix) = update else { continue }
+                    if let seen, let time = fix.timestamp, time <= seen { continue }
+                    return fix
+                }
+                return nil
+            }
+            group.addTask {
+                try await DispatchClock().sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let fix = first else {
+                throw LocationError(.locationUnknown, "no fix newer than the last one within \(timeout.secondsText)")
+            }
+            return fix
+        }
     }
 }

@@ -19,6 +19,13 @@ public enum ApplicationCommand: Sendable, Hashable {
     /// A location event (a region, a significant change, a visit) woke the app: it runs in the
     /// background for the profile's event budget (``Application/wakeForLocationEvent()``).
     case wakeForLocationEvent
+    /// Location activity from outside the strategy begins (a fix a server asked for): the app
+    /// counts as using location, and is kept alive as location keeps it, until
+    /// ``endLocationActivity``. If the model refuses it (not authorized, no location mode in the
+    /// background), the request goes on unprotected.
+    case beginLocationActivity
+    /// Location activity begun by ``beginLocationActivity`` ended.
+    case endLocationActivity
     /// A device finished something; handed to the run loop's `deliver` in its isolation.
     case deliver(DeviceCompletion)
     /// Changes nothing: one more turn of the loop, which shows it still turns (systemd's
@@ -90,6 +97,7 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
 
         catchUp()
         arm()
+        var outsideActivities = 0  // begun by commands and taken by the model
         await withTaskCancellationHandler {
             loop: for await event in wakes {
                 catchUp()
@@ -107,6 +115,13 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                     case .runScheduledTask(let identifier): app.runScheduledTask(identifier: identifier)
                     case .scheduledTaskExpiring(let identifier): app.expireScheduledTask(identifier: identifier)
                     case .wakeForLocationEvent: app.wakeForLocationEvent()
+                    case .beginLocationActivity:
+                        if (try? app.beginLocationActivity()) != nil { outsideActivities += 1 }
+                    case .endLocationActivity:
+                        if outsideActivities > 0 {
+                            outsideActivities -= 1
+                            app.endLocationActivity()
+                        }
                     case .deliver(let completion): deliver(completion)
                     case .heartbeat: break
                     }
