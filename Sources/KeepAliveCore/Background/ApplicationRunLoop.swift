@@ -98,6 +98,10 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
         catchUp()
         arm()
         var outsideActivities = 0  // begun by commands and taken by the model
+        var waitingActivities = 0  // begun by commands while suspended: taken at the resume
+        func beginOutsideActivity() {
+            if (try? app.beginLocationActivity()) != nil { outsideActivities += 1 }
+        }
         await withTaskCancellationHandler {
             loop: for await event in wakes {
                 catchUp()
@@ -111,14 +115,20 @@ public struct ApplicationRunLoop<C: Clock>: Sendable where C.Duration == Duratio
                     case .terminate: app.terminate()
                     case .setAuthorization(let status): app.authorization = status
                     case .suspendedByHost: app.suspendByHost()
-                    case .resumedByHost: app.resumeByHost()
+                    case .resumedByHost:
+                        app.resumeByHost()
+                        // A command read as the process was thawed may come before the resume.
+                        for _ in 0..<waitingActivities { beginOutsideActivity() }
+                        waitingActivities = 0
                     case .runScheduledTask(let identifier): app.runScheduledTask(identifier: identifier)
                     case .scheduledTaskExpiring(let identifier): app.expireScheduledTask(identifier: identifier)
                     case .wakeForLocationEvent: app.wakeForLocationEvent()
                     case .beginLocationActivity:
-                        if (try? app.beginLocationActivity()) != nil { outsideActivities += 1 }
+                        if app.state == .suspended { waitingActivities += 1 } else { beginOutsideActivity() }
                     case .endLocationActivity:
-                        if outsideActivities > 0 {
+                        if waitingActivities > 0 {
+                            waitingActivities -= 1
+                        } else if outsideActivities > 0 {
                             outsideActivities -= 1
                             app.endLocationActivity()
                         }
