@@ -144,9 +144,13 @@ def wait_frozen(socket, timeout=30):
 
 def frozen(port, subscriber, run):
     socket = f"{work}/host-{run}.sock"
+    # The host's own store of the app's authorization (always), and its monitors, in the work folder.
+    environment = dict(os.environ, XDG_CONFIG_HOME=f"{work}/config")
+    subprocess.run([keepalive, "auth", "set", "always", "--app", "tracker"], env=environment, check=True, stdout=subprocess.DEVNULL)
     host = subprocess.Popen([keepalive, "host", "serve", "--socket", socket, "--freezer", "cgroup2", "--event-budget", "1s",
-                             "--name", f"keepalive.bench-{os.getpid()}-{run}", "--gpsd", "127.0.0.1:9"],
-                            stdout=open(f"{work}/host-{run}.out", "w"), stderr=subprocess.STDOUT)
+                             "--name", f"keepalive.bench-{os.getpid()}-{run}", "--gpsd", "127.0.0.1:9",
+                             "--monitors", f"{work}/monitors"],
+                            env=environment, stdout=open(f"{work}/host-{run}.out", "w"), stderr=subprocess.STDOUT)
     while not os.path.exists(socket):
         time.sleep(0.05)
     subprocess.run([keepalive, "host", "launch", "--socket", socket, "--app", "tracker", "--modes", "location", "--user", "nobody",
