@@ -12,9 +12,13 @@
 public struct ReportingMode: Sendable, Hashable, CustomStringConvertible {
     /// The four modes, numbered as OwnTracks numbers them (its `monitoring` setting).
     public enum Kind: Int, Sendable, Hashable, CaseIterable {
+        /// Only fixes asked for.
         case quiet = -1
+        /// Region events' fixes, and fixes asked for.
         case manual = 0
+        /// Region events' and significant changes' fixes, and fixes asked for.
         case significant = 1
+        /// A fix each displacement or interval, and events' fixes.
         case move = 2
 
         /// Its name: `quiet`, `manual`, `significant` or `move`.
