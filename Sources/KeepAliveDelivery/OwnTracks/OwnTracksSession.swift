@@ -25,6 +25,10 @@ public final class OwnTracksSession: Sendable {
     private let client = Locked<MosquittoClient?>(nil)
     private let started: Date
 
+    /// The session's MQTT keepalive, in seconds: the broker drops a silent (frozen) device after
+    /// 1.5 times it.
+    public static let keepAlive: Int32 = 600
+
     /// A session, not yet connected (see ``run(_:)``).
     public init(settings: MQTTSettings, now: Date = Date(), logger: Logger = Logger(label: "LocationKeepAlive.owntracks")) {
         self.settings = settings
@@ -90,7 +94,10 @@ public final class OwnTracksSession: Sendable {
             }
         }
         self.client.withLock { $0 = client }
-        if let error = client.start(host: settings.host, port: settings.port) {
+        // A long keepalive: a frozen app sends no ping, and the broker drops it after 1.5 times
+        // this (then the will says it is away, and commands wait in the session for its next
+        // wake); until then a command reaches its socket and wakes it.
+        if let error = client.start(host: settings.host, port: settings.port, keepAlive: Self.keepAlive) {
             logger.info("the device's session is not connected yet", metadata: ["reason": "\(error)"])
         }
         let commandTopic = settings.topic + "/cmd"
