@@ -44,4 +44,21 @@ struct DestinationTests {
         }
         #expect(settings.username == "u" && settings.passwordFile?.path == "/etc/pw")
     }
+
+    @Test func remoteCommandsAreOnUnlessCmdFalseAndOnlyOverMQTT() throws {
+        func takes(_ url: String) throws -> Bool? {
+            guard case .ownTracksMQTT(let settings) = try Destination(name: "home", url: url).endpoint else { return nil }
+            return settings.takesCommands
+        }
+        #expect(try takes("mqtt://host/owntracks/me/phone") == true)
+        #expect(try takes("mqtt://host/owntracks/me/phone?cmd=false") == false)
+        #expect(try takes("mqtts://host/owntracks/me/phone?cmd=1") == true)
+        for (url, reason) in [
+            ("mqtt://host/owntracks/me/phone?cmd=maybe", "cmd takes true or false"),
+            ("owntracks+http://host/pub?user=me&device=phone&cmd=false", "cmd is for OwnTracks over MQTT"),
+        ] {
+            let error = #expect(throws: DeliveryError.self) { try Destination(name: "home", url: url) }
+            #expect(error.map { "\($0)".contains(reason) } == true, "\(String(describing: error))")
+        }
+    }
 }

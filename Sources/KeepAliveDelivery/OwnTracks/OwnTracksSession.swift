@@ -62,9 +62,9 @@ public final class OwnTracksSession: Sendable {
             published: { _ in },
             received: { arrive.yield($0) }
         )
-        let will = try? Self.text(OwnTracksMessage.LastWill(time: Int64(started.timeIntervalSince1970.rounded(.down))), encryption)
         let client: MosquittoClient
         do {
+            let will = try Self.text(OwnTracksMessage.LastWill(time: Int64(started.timeIntervalSince1970.rounded(.down))), encryption)
             client = try MosquittoClient(
                 clientID: settings.clientID + "-device",
                 cleanSession: false,
@@ -72,7 +72,7 @@ public final class OwnTracksSession: Sendable {
                 password: password,
                 caFile: settings.caFile?.path,
                 usesTLS: settings.usesTLS,
-                will: will.map { MosquittoClient.Will(topic: settings.topic, payload: $0) },
+                will: MosquittoClient.Will(topic: settings.topic, payload: will),
                 largestMessage: OwnTracksCommand.largestPayload,
                 callbacks: callbacks
             )
