@@ -39,7 +39,8 @@ struct HostScenarioTests {
         let backgroundAt = ContinuousClock.now
         try await harness.move(.background, "beat")
         let frozen = try #require(
-            await harness.firstEvent(after: backgroundAt, within: .seconds(5)) { $0.frozenApp == "beat" }
+            await harness.firstEvent(after: backgroundAt, within: .seconds(5)) { $0.frozenApp == "beat" },
+            "not frozen within 5 s; the host's events:\n\(harness.eventLog(from: backgroundAt))"
         )
         let simulated = try await simulatedSuspension(strategy: "none")
         expectClose(backgroundAt.duration(to: frozen.at), simulated, "no strategy, \(freezer)")
