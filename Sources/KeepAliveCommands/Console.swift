@@ -5,5 +5,5 @@ import SystemPackage
 package enum Console {
     package static func out(_ text: String) { out(Array(text.utf8)) }
     package static func out(_ bytes: [UInt8]) { _ = try? FileDescriptor.standardOutput.writeAll(bytes) }
-    static func error(_ text: String) { _ = try? FileDescriptor.standardError.writeAll(Array(text.utf8)) }
+    package static func error(_ text: String) { _ = try? FileDescriptor.standardError.writeAll(Array(text.utf8)) }
 }

@@ -66,3 +66,47 @@ extension FixJournal {
         }
     }
 }
+
+extension FixJournal {
+    /// What every connection that writes the journal is set to, as `PRAGMA name` reads back:
+    /// WAL, and each commit fsynced before it returns (`synchronous` 2, FULL), so a commit that
+    /// returned survives a power cut.
+    static let connectionSettings: KeyValuePairs<String, String> = ["journal_mode": "wal", "synchronous": "2"]
+
+    /// Sets ``connectionSettings`` on a new connection and reads each back: a library default
+    /// that undoes one (as GRDB's WAL set-up once did) fails the open instead of losing fixes.
+    static func prepareConnection(_ db: Database, path: String) throws {
+        try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+        let inEffect = try settings(of: db)
+        for (pragma, wanted) in connectionSettings where inEffect[pragma] != wanted {
+            throw JournalError.database(
+                path: path, detail: "PRAGMA \(pragma) is \(inEffect[pragma] ?? "unset"), not \(wanted): the journal cannot be durable"
+            )
+        }
+    }
+
+    private static func settings(of db: Database) throws -> [String: String] {
+        var settings: [String: String] = [:]
+        for (pragma, _) in connectionSettings {
+            settings[pragma] = try String.fetchOne(db, sql: "PRAGMA \(pragma)")
+        }
+        return settings
+    }
+
+    /// The ``connectionSettings`` read back from the journal's connection: what its tests check.
+    package func connectionSettingsInEffect() throws(JournalError) -> [String: String] {
+        try read { db in try Self.settings(of: db) }
+    }
+}
+
+extension FixJournal {
+    /// Makes the journal's connection refuse writes (`PRAGMA query_only`), as a filesystem
+    /// remounted read-only does: what tests of a journal that cannot be written use.
+    package func refuseWrites(_ refuse: Bool) throws(JournalError) {
+        do {
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(refuse ? 1 : 0)") }
+        } catch {
+            throw Self.journalError(error, path: filePath)
+        }
+    }
+}

@@ -10,8 +10,12 @@ public import KeepAliveMonitoring
 ///
 /// ```swift
 /// let journal = try FixJournal(file: FixJournal.defaultFile)
-/// let record = try journal.append(fix)   // durable once this returns
+/// let record = try journal.append(fix)   // on the disk once this returns
 /// ```
+///
+/// Each commit is fsynced before it returns (`synchronous = FULL`, read back on every
+/// connection), so a power cut loses no fix an append returned. A service records through a
+/// ``JournalWriter``, which groups fixes into fewer commits to spare flash storage.
 ///
 /// A file that is damaged or was written by a newer version is never changed: opening it throws.
 /// Several processes can share one journal (the service and `keepalive upload`).
@@ -22,7 +26,8 @@ public final class FixJournal: Sendable {
     var filePath: String { file.path }
     /// How much is kept: age, count and bytes.
     public let retention: JournalRetention
-    /// How durable an append is before it counts as stored.
+    /// How a ``JournalWriter`` on this journal groups its commits unless told otherwise. The
+    /// journal's own appends are each on the disk when they return, whatever this says.
     public let durability: JournalDurability
     let database: DatabaseQueue
     package let now: @Sendable () -> Date
@@ -49,11 +54,12 @@ public final class FixJournal: Sendable {
         self.logger = logger
         try Self.prepareFile(at: path)
         var configuration = Configuration()
-        configuration.journalMode = .wal
+        // WAL is set here, not through `journalMode = .wal`: GRDB's WAL set-up runs
+        // `synchronous = NORMAL` after `prepareDatabase`, which undid FULL (no fsync per commit).
+        configuration.journalMode = .default
         configuration.busyMode = .timeout(10)
         configuration.label = "journal"
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        configuration.prepareDatabase { db in try Self.prepareConnection(db, path: path) }
         do {
             try Self.inspect(path)  // read-only first: switching to WAL writes the file's header
             database = try DatabaseQueue(path: path, configuration: configuration)
@@ -93,7 +99,7 @@ public final class FixJournal: Sendable {
     @available(*, deprecated, renamed: "file")
     public var path: String { file.path }
 
-    /// Stores a fix; it is durable (at the journal's `durability`) when this returns.
+    /// Stores a fix; it is on the disk when this returns.
     @discardableResult
     public func append(_ location: Location) throws(JournalError) -> JournalRecord {
         try append(contentsOf: [location])[0]
@@ -106,14 +112,15 @@ public final class FixJournal: Sendable {
     }
 
     /// Stores a location event after the fixes stored so far; its record's `location` is the
-    /// fix that decided it. Durable (at the journal's `durability`) when this returns.
+    /// fix that decided it. On the disk when this returns.
     /// Destinations send it in order with the fixes (OwnTracks as a `transition`, for a region).
     @discardableResult
     public func append(_ event: MonitorEvent) throws(JournalError) -> JournalRecord {
         try append(entries: [(event.location, event)])[0]
     }
 
-    private func append(entries: [(location: Location, event: MonitorEvent?)]) throws(JournalError) -> [JournalRecord] {
+    /// Stores fixes and events in one transaction, in order.
+    func append(entries: [(location: Location, event: MonitorEvent?)]) throws(JournalError) -> [JournalRecord] {
         guard !entries.isEmpty else { return [] }
         let recordedAt = now()
         let battery = battery()

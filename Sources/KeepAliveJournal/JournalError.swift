@@ -4,7 +4,7 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     case damaged(path: String, detail: String)
     /// The file was written by a newer version of keepalive: left as it is.
     case newerVersion(path: String, unknown: [String])
-    /// The disk under the journal is full: the fix was not stored.
+    /// The disk under the journal is full: what was being stored was not.
     case diskFull(path: String)
     /// The file or its folder cannot be opened or written.
     case unavailable(path: String, detail: String)
@@ -23,7 +23,7 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
             "journal \(path) was written by a newer keepalive (schema \(unknown.joined(separator: ", "))); "
                 + "it was left untouched: upgrade keepalive or use another --journal"
         case .diskFull(let path):
-            "the disk under journal \(path) is full: the fix was not stored; free some space "
+            "the disk under journal \(path) is full: free some space "
                 + "(what was already stored is kept and still delivered)"
         case .unavailable(let path, let detail):
             "cannot open journal \(path): \(detail)"

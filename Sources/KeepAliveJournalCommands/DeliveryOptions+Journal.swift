@@ -11,7 +11,10 @@ extension DeliveryOptions: JournalChecked {
             do { try destination.checkCredentials() } catch { throw ValidationError("--deliver \(destination.name): \(error)") }
         }
         _ = try policy()
-        guard JournalDurability(rawValue: durability) != nil else { throw ValidationError("--durability takes full or normal") }
+        guard JournalDurability(named: durability) != nil else {
+            throw ValidationError("--durability takes grouped or full (normal, its old name, means grouped)")
+        }
+        _ = try groupInterval()
     }
 
     func parsedDestinations() throws -> [Destination] {
@@ -52,7 +55,15 @@ extension DeliveryOptions: JournalChecked {
     var file: URL { journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile }
 
     func openJournal() throws -> FixJournal {
-        try FixJournal(file: file, durability: JournalDurability(rawValue: durability) ?? .full)
+        try FixJournal(file: file, durability: JournalDurability(named: durability) ?? .grouped)
+    }
+
+    /// `--commit-interval`, checked.
+    func groupInterval() throws -> Duration {
+        guard let interval = Duration(parsing: commitInterval), interval > .zero, interval <= .seconds(3600) else {
+            throw ValidationError("--commit-interval takes a duration from 1ms to 1h, such as 30s")
+        }
+        return interval
     }
 
     /// The destinations given, or with none given those the journal already has.

@@ -41,6 +41,10 @@ package struct JournalCommandSet: JournalCommands {
 
     package func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool, waypoints: String?) throws -> ServiceJournal {
         let journal = try options.openJournal()
+        let path = journal.file.path
+        let writer = JournalWriter(journal: journal, commitInterval: try options.groupInterval()) { report in
+            output.write(report, journal: path)
+        }
         let destinations = try options.parsedDestinations()
         var delivery: JournalDelivery?
         if !destinations.isEmpty {
@@ -59,9 +63,13 @@ package struct JournalCommandSet: JournalCommands {
         if !sessions.isEmpty || !recorders.isEmpty {
             let file = waypoints.map { URL(fileURLWithPath: $0) }
             let watched = try file.map { try OwnTracksWaypoint.parse(Data(contentsOf: $0)) } ?? []
-            remote = OwnTracksRemoteControl(sessions: sessions, recorders: recorders, waypoints: WaypointStore(file: file, waypoints: watched), delivery: delivery)
+            remote = OwnTracksRemoteControl(
+                sessions: sessions, recorders: recorders, waypoints: WaypointStore(file: file, waypoints: watched),
+                delivery: delivery, writer: writer
+            )
         }
-        return ServiceJournal(recorder: journal, eventRecorder: journal, delivery: delivery, remote: remote) {
+        let work = JournalWork(writer: writer, delivery: delivery)
+        return ServiceJournal(recorder: writer, eventRecorder: writer, delivery: work, remote: remote) {
             (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }
         }
     }

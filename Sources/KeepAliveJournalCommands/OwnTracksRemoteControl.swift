@@ -2,6 +2,7 @@ import FoundationEssentials
 import KeepAliveCommands
 import KeepAliveCore
 import KeepAliveDelivery
+import KeepAliveJournal
 import KeepAliveMonitoring
 import KeepAliveService
 import Logging
@@ -22,6 +23,8 @@ struct OwnTracksRemoteControl: RemoteControl {
     let recorders: [HTTPTransport]
     let waypoints: WaypointStore
     let delivery: JournalDelivery?
+    /// Commits the answer at once, so it is delivered without waiting for its group.
+    let writer: JournalWriter
     let logger = Logger(label: "keepalive.owntracks")
 
     var commandSockets: [Int32] { sessions.compactMap(\.commandSocket) }
@@ -120,6 +123,7 @@ struct OwnTracksRemoteControl: RemoteControl {
             switch command {
             case .reportLocation:
                 let fix = try await device.reportLocation()
+                writer.commit()
                 delivery?.sendNow()
                 device.note("\(topic): reportLocation answered with the fix of \(fix.timestamp.map(ISO8601Text.string) ?? "now")")
             case .setWaypoints(let list):

@@ -1,0 +1,174 @@
+import FoundationEssentials
+public import KeepAliveCore
+public import KeepAliveMonitoring
+
+/// Records a service's fixes and events in a journal, a commit at a time as its
+/// ``JournalDurability`` says, and keeps them in memory while the journal cannot be written
+/// (a full disk, a filesystem remounted read-only), committing them when it can again.
+///
+/// ```swift
+/// let writer = JournalWriter(journal: journal, durability: .grouped) { report in print(report) }
+/// async let commits: Void = writer.run()   // commits each group when its interval is up
+/// writer.record(fix)                       // held, then stored with its group
+/// ```
+///
+/// A fix counts as stored when a ``Report/stored(_:)`` names it: only then is it on the disk.
+/// Nothing is dropped silently: past ``capacity`` fixes held, the oldest go, and
+/// ``Report/dropped(count:error:)`` says how many.
+public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWork, Sendable {
+    /// What the writer did, for the service's output.
+    public enum Report: Sendable, Equatable {
+        /// A commit returned: these records are on the disk.
+        case stored(JournalCommit)
+        /// The journal could not be written: `held` fixes wait in memory and are committed when
+        /// it can be written again (tried every ``JournalWriter/retryInterval``).
+        case holding(held: Int, error: JournalError)
+        /// The oldest held fixes went, unjournaled, to keep at most ``JournalWriter/capacity``.
+        case dropped(count: Int, error: JournalError)
+    }
+
+    /// The journal written to.
+    public let journal: FixJournal
+    /// How many fixes one commit holds.
+    public let durability: JournalDurability
+    /// In ``JournalDurability/grouped``, how long a group's first fix waits for its commit.
+    public let commitInterval: Duration
+    /// In ``JournalDurability/grouped``, a group this large is committed at once.
+    public let maximumGroup: Int
+    /// How many fixes are held at most while the journal cannot be written.
+    public let capacity: Int
+    /// How often a failed commit is tried again.
+    public let retryInterval: Duration
+    private let clock: any Clock<Duration>
+    private let report: @Sendable (Report) -> Void
+    private let state = Locked(State())
+    private let wake: AsyncStream<Void>.Continuation
+    private let wakes: AsyncStream<Void>
+
+    private struct State {
+        var held: [(location: Location, event: MonitorEvent?)] = []
+        var failure: JournalError?
+    }
+
+    /// A writer for `journal`.
+    /// - Parameters:
+    ///   - durability: the journal's own ``FixJournal/durability`` unless given.
+    ///   - clock: what ``run()`` waits on for a group's interval and for retries.
+    ///   - report: told of each commit and each storage problem, on the thread that met it.
+    public init(
+        journal: FixJournal,
+        durability: JournalDurability? = nil,
+        commitInterval: Duration = .seconds(30),
+        maximumGroup: Int = 128,
+        capacity: Int = 100_000,
+        retryInterval: Duration = .seconds(5),
+        clock: any Clock<Duration> = ContinuousClock(),
+        report: @escaping @Sendable (Report) -> Void = { _ in }
+    ) {
+        self.journal = journal
+        self.durability = durability ?? journal.durability
+        self.commitInterval = commitInterval
+        self.maximumGroup = max(1, maximumGroup)
+        self.capacity = max(1, capacity)
+        self.retryInterval = retryInterval
+        self.clock = clock
+        self.report = report
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Fixes (and events) taken and not yet stored.
+    public var heldCount: Int { state.read { $0.held.count } }
+
+    /// Takes `fix`: stored at once in ``JournalDurability/full``, with its group in
+    /// ``JournalDurability/grouped``. Never throws: a journal that cannot be written is reported,
+    /// and the fix held until it can.
+    public func record(_ fix: Location) {
+        hold(fix, nil)
+    }
+
+    /// Takes `event` and commits it at once, after the fixes held before it.
+    public func record(_ event: MonitorEvent) {
+        hold(event.location, event)
+    }
+
+    /// Commits what is held now (a remote command's answer, a stop). Returns whether nothing is
+    /// left held.
+    @discardableResult
+    public func commit() -> Bool {
+        state.withLock { state in commitHeld(&state) }
+    }
+
+    /// Commits each group when its interval is up, and tries a failed commit again every
+    /// ``retryInterval``, until the task is cancelled; then commits what is held.
+    public func run() async {
+        for await _ in wakes {
+            let wait = state.read { $0.failure == nil } ? commitInterval : retryInterval
+            do { try await clock.sleep(for: wait) } catch { break }
+            if !commit() { wake.yield() }
+        }
+        commit()
+    }
+
+    /// Commits what is held: nothing waits in memory while the app is suspended.
+    public func pause() async { commit() }
+
+    /// Nothing to do: ``run()`` goes on as fixes come.
+    public func resume() {}
+
+    private func hold(_ location: Location, _ event: MonitorEvent?) {
+        state.withLock { state in
+            state.held.append((location, event))
+            if state.held.count > capacity, let failure = state.failure {
+                let excess = state.held.count - capacity
+                state.held.removeFirst(excess)
+                report(.dropped(count: excess, error: failure))
+            }
+            let isDue = durability == .full || event != nil || state.held.count >= maximumGroup
+            if state.failure == nil, isDue {
+                commitHeld(&state)
+            } else if state.held.count == 1 || state.failure != nil {
+                wake.yield()
+            }
+        }
+    }
+
+    /// Under the lock, so commits keep the order fixes came in.
+    @discardableResult
+    private func commitHeld(_ state: inout State) -> Bool {
+        guard !state.held.isEmpty else { return true }
+        do {
+            let records = try journal.append(entries: state.held)
+            state.held.removeAll()
+            state.failure = nil
+            report(.stored(JournalCommit(records)))
+            return true
+        } catch {
+            state.failure = error
+            report(.holding(held: state.held.count, error: error))
+            wake.yield()
+            return false
+        }
+    }
+}
+
+/// The records of one commit: the first and last sequence numbers, and the fix times they span.
+public struct JournalCommit: Sendable, Hashable {
+    /// The first record's sequence number.
+    public var first: Int64
+    /// The last record's sequence number.
+    public var last: Int64
+    /// How many records (fixes and events).
+    public var count: Int
+    /// The first record's fix time, if it has one.
+    public var firstFixTime: Double?
+    /// The last record's fix time, if it has one.
+    public var lastFixTime: Double?
+
+    init(_ records: [JournalRecord]) {
+        first = records.first?.sequence ?? 0
+        last = records.last?.sequence ?? 0
+        count = records.count
+        firstFixTime = records.first?.location.timestamp?.timeIntervalSince1970
+        lastFixTime = records.last?.location.timestamp?.timeIntervalSince1970
+    }
+}

@@ -1,0 +1,36 @@
+import FoundationEssentials
+import KeepAliveCommands
+import KeepAliveCore
+import KeepAliveJournal
+
+extension Output {
+    /// What the journal's writer did, as a line: each commit once it returned (so a line says
+    /// what is on the disk, also to a power cut's onlooker), each storage problem with the file.
+    func write(_ report: JournalWriter.Report, journal: String) {
+        var object = JSONLine(["event": "journal", "time": .time(Date())])
+        let text: String
+        switch report {
+        case .stored(let commit):
+            object["stored"] = .integer(commit.count)
+            object["first"] = .integer(Int(commit.first))
+            object["last"] = .integer(Int(commit.last))
+            object["firstFix"] = commit.firstFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
+            object["lastFix"] = commit.lastFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
+            text = "# journaled \(commit.count) (#\(commit.first)-#\(commit.last))"
+        case .holding(let held, let error):
+            object["held"] = .integer(held)
+            object["error"] = .string("\(error)")
+            text = "\(error); holding \(held) unjournaled in memory, journaled when \(journal) can be written again"
+        case .dropped(let count, let error):
+            object["dropped"] = .integer(count)
+            object["error"] = .string("\(error)")
+            text = "\(count) unjournaled fixes dropped, the oldest held (memory holds a bounded number): \(error)"
+        }
+        if json { Console.out(object.bytes) }
+        if case .stored = report {
+            if !json { Console.out(text + "\n") }
+        } else {
+            Console.error("keepalive: \(text)\n")  // a problem is said in words, in JSON mode too
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Clocks
+import Foundation
+import KeepAliveCore
+import KeepAliveJournal
+import KeepAliveMonitoring
+import Testing
+
+/// The writer on a test clock against a real journal: when each mode commits, what is
+/// acknowledged, and a journal that cannot be written for a while.
+@Suite struct JournalWriterTests {
+    final class Rig: Sendable {
+        let clock = TestClock<Duration>()
+        let folder = TemporaryFolder()
+        let journal: FixJournal
+        let reports = Locked([JournalWriter.Report]())
+
+        init() throws {
+            journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")), battery: { nil })
+        }
+
+        func writer(_ durability: JournalDurability, maximumGroup: Int = 128, capacity: Int = 1000) -> JournalWriter {
+            JournalWriter(
+                journal: journal, durability: durability, commitInterval: .seconds(30), maximumGroup: maximumGroup,
+                capacity: capacity, clock: clock
+            ) { [reports] report in reports.withLock { $0.append(report) } }
+        }
+
+        var stored: [Int64] { (try? journal.records(after: 0).map(\.sequence)) ?? [] }
+        var acknowledged: [Int64] {
+            reports.read { reports in
+                reports.flatMap { report -> [Int64] in
+                    guard case .stored(let commit) = report else { return [] }
+                    return Array(commit.first...commit.last)
+                }
+            }
+        }
+
+        /// Moves the test clock a second at a time, giving the writer's loop real time to reach
+        /// its next wait between steps; stops early once `until` holds. Returns the seconds moved.
+        @discardableResult
+        func advance(seconds: Int, until: () -> Bool = { false }) async -> Int {
+            for moved in 0..<seconds {
+                if until() { return moved }
+                await clock.advance(by: .seconds(1))
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return seconds
+        }
+    }
+
+    /// Every connection the journal opens writes in WAL with each commit fsynced
+    /// (`synchronous` 2, FULL), in each mode, new or reopened, and a second process's too: a
+    /// library default once set it back to NORMAL, and every power cut lost fixes.
+    @Test(arguments: JournalDurability.allCases)
+    func everyConnectionCommitsDurably(_ durability: JournalDurability) throws {
+        let folder = TemporaryFolder()
+        let file = URL(fileURLWithPath: folder.file("j.sqlite"))
+        let expected = ["journal_mode": "wal", "synchronous": "2"]
+        let created = try FixJournal(file: file, durability: durability)
+        #expect(try created.connectionSettingsInEffect() == expected)
+        try created.append(fix(1))
+        let beside = try FixJournal(file: file, durability: durability)
+        #expect(try beside.connectionSettingsInEffect() == expected)
+        #expect(try beside.records(after: 0).count == 1)
+    }
+
+    @Test func fullStoresEachFixBeforeTakingTheNext() throws {
+        let rig = try Rig()
+        let writer = rig.writer(.full)
+        for index in 1...3 {
+            writer.record(fix(index))
+            #expect(rig.stored.count == index)
+            #expect(writer.heldCount == 0)
+        }
+        #expect(rig.acknowledged == [1, 2, 3])
+    }
+
+    /// Grouped: nothing is stored (or acknowledged) before the group's first fix has waited
+    /// 30 s on the writer's clock; then the whole group in one commit.
+    @Test func groupedCommitsWhenTheFirstFixHasWaitedTheInterval() async throws {
+        let rig = try Rig()
+        let writer = rig.writer(.grouped)
+        let loop = Task { await writer.run() }
+        for index in 1...3 { writer.record(fix(index)) }
+        try await Task.sleep(for: .milliseconds(20))
+        await rig.advance(seconds: 29)
+        #expect(rig.stored.isEmpty && rig.acknowledged.isEmpty && writer.heldCount == 3)
+        let moved = await rig.advance(seconds: 10) { rig.stored.count == 3 }
+        #expect(moved < 10, "the group was not committed 30 s after its first fix")
+        #expect(rig.acknowledged == [1, 2, 3])
+        #expect(rig.reports.read { $0.count } == 1, "one commit for the group")
+        loop.cancel()
+        await loop.value
+    }
+
+    @Test func aFullGroupIsCommittedAtOnce() throws {
+        let rig = try Rig()
+        let writer = rig.writer(.grouped, maximumGroup: 4)
+        for index in 1...6 { writer.record(fix(index)) }
+        #expect(rig.stored == [1, 2, 3, 4])
+        #expect(writer.heldCount == 2)
+    }
+
+    /// An event is stored at once, after the fixes held before it; a pause and the end of
+    /// `run` store what is held.
+    @Test func anEventAPauseAndTheEndCommitAtOnce() async throws {
+        let rig = try Rig()
+        let writer = rig.writer(.grouped)
+        writer.record(fix(1))
+        writer.record(MonitorEvent(identifier: "home", state: .satisfied, date: Date(), location: fix(2)))
+        let records = try rig.journal.records(after: 0)
+        #expect(records.map(\.sequence) == [1, 2] && records[1].event?.identifier == "home")
+        writer.record(fix(3))
+        await writer.pause()
+        #expect(rig.stored == [1, 2, 3])
+        writer.record(fix(4))
+        let loop = Task { await writer.run() }
+        loop.cancel()
+        await loop.value
+        #expect(rig.stored == [1, 2, 3, 4])
+        #expect(rig.acknowledged == [1, 2, 3, 4])
+    }
+
+    /// A journal that cannot be written (here SQLite refusing writes, as on a filesystem
+    /// remounted read-only): fixes are held and said to be, the oldest dropped past the capacity
+    /// and said to be, and the rest stored in order once it can be written again, tried every 5 s.
+    @Test func aJournalThatCannotBeWrittenHoldsFixesUntilItCan() async throws {
+        let rig = try Rig()
+        let writer = rig.writer(.full, capacity: 3)
+        let loop = Task { await writer.run() }
+        writer.record(fix(1))
+        try rig.journal.refuseWrites(true)
+        for index in 2...6 { writer.record(fix(index)) }
+        #expect(rig.stored == [1] && writer.heldCount == 3)
+        let problems = rig.reports.read { $0.filter { if case .stored = $0 { false } else { true } } }
+        guard case .holding(1, .unavailable(let path, _)) = problems.first else { Issue.record("\(problems)"); return }
+        #expect(path == rig.journal.file.path)
+        let dropped = problems.compactMap { if case .dropped(let count, _) = $0 { count } else { nil } }
+        #expect(dropped == [1, 1], "\(problems)")
+        try rig.journal.refuseWrites(false)
+        let moved = await rig.advance(seconds: 10) { rig.stored.count == 4 }
+        #expect(moved <= 6, "held fixes not stored within a retry")
+        #expect(try rig.journal.records(after: 0).map(\.location) == [fix(1), fix(4), fix(5), fix(6)])
+        #expect(rig.acknowledged == [1, 2, 3, 4])
+        loop.cancel()
+        await loop.value
+    }
+}
