@@ -99,14 +99,18 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     }
 
     /// Commits each group when its interval is up, and tries a failed commit again every
-    /// ``retryInterval``, until the task is cancelled; then commits what is held.
+    /// ``retryInterval``, until the task is cancelled; then commits what is held (or, when the
+    /// journal still cannot be written, reports it ``Report/dropped(count:error:)``).
     public func run() async {
         for await _ in wakes {
             let wait = state.read { $0.failure == nil } ? commitInterval : retryInterval
             do { try await clock.sleep(for: wait) } catch { break }
             if !commit() { wake.yield() }
         }
-        commit()
+        if !commit() {
+            let (count, failure) = state.read { ($0.held.count, $0.failure) }
+            if let failure { report(.dropped(count: count, error: failure)) }
+        }
     }
 
     /// Commits what is held: nothing waits in memory while the app is suspended.

@@ -20,7 +20,8 @@ import Testing
         return try ChildProcess(
             try Tools.keepalive.path,
             ["run", "--app", "tracker", "--auth-file", auth, "--replay", NMEAFixture(log, folder: logFolder).url.path, "--speed", speed,
-             "--json", "--journal", journal, "--audio-device", "null", "--batch-latency", "200ms"]
+             "--json", "--journal", journal, "--audio-device", "null", "--batch-latency", "200ms",
+             "--commit-interval", "200ms"]
                 + deliver.flatMap { ["--deliver", $0] } + extra,
             output: "\(folder)/service-\(UUID().uuidString.prefix(6)).out"
         )
