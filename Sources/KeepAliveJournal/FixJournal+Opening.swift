@@ -76,7 +76,9 @@ extension FixJournal {
     /// Sets ``connectionSettings`` on a new connection and reads each back: a library default
     /// that undoes one (as GRDB's WAL set-up once did) fails the open instead of losing fixes.
     static func prepareConnection(_ db: Database, path: String) throws {
-        try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+        // 1 KB pages for a new journal (an existing one keeps its own): a group commit writes
+        // each page it touches whole, and a fix is about 150 bytes.
+        try db.execute(sql: "PRAGMA page_size = 1024; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
         let inEffect = try settings(of: db)
         for (pragma, wanted) in connectionSettings where inEffect[pragma] != wanted {
             throw JournalError.database(

@@ -129,7 +129,7 @@ public final class FixJournal: Sendable {
             records = try database.write { db in
                 let insert = try db.cachedStatement(sql: JournalSchema.insertFix)
                 return try entries.map { location, event in
-                    let id = UUID().uuidString.lowercased()
+                    let id = RecordID.make(at: recordedAt)
                     try insert.execute(
                         arguments: JournalSchema.arguments(location, event: event, id: id, recordedAt: recordedAt, battery: battery)
                     )

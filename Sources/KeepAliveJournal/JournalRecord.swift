@@ -9,8 +9,17 @@ public import KeepAliveMonitoring
 public struct JournalRecord: Sendable, Hashable {
     /// The journal's sequence number: increasing, never reused.
     public var sequence: Int64
-    /// A unique id that stays with the record wherever it is delivered (a UUID).
+    /// A unique id that stays with the record wherever it is delivered (a UUID: version 7,
+    /// time-ordered, since version 3 of the journal; version 4 before).
     public var id: String
+    /// The 8 random characters of ``id`` that OwnTracks carries as `_id`: the last 8 of a
+    /// time-ordered id (its first 8 are the time, shared by a minute's fixes), the first 8 of the
+    /// random ids journals wrote before, so a record journaled then keeps its `_id`.
+    public var shortID: String {
+        let utf8 = Array(id.utf8)
+        let isTimeOrdered = utf8.count == 36 && utf8[14] == UInt8(ascii: "7")
+        return String(isTimeOrdered ? id.suffix(8) : id.prefix(8))
+    }
     /// The fix as the service delivered it.
     public var location: Location
     /// When the journal stored it.

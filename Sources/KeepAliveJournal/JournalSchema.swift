@@ -65,6 +65,45 @@ enum JournalSchema {
                     """
             )
         }
+        // No unique index on `uid`: ids are random (122 or 74 bits), and the index cost a page
+        // written per fix. The table is rebuilt; AUTOINCREMENT's high mark is carried over, so
+        // no number is handed out again.
+        migrator.registerMigration("v3 no uid index") { db in
+            let top = try Int64.fetchOne(db, sql: "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'fix'), 0), coalesce((SELECT max(seq) FROM fix), 0))") ?? 0
+            let columns = "seq, uid, fixTime, recordedAt, latitude, longitude, altitudeHAE, altitudeMSL, horizontalAccuracy, "
+                + "verticalAccuracy, speed, course, mode, quality, satellites, device, battery, event"
+            try db.execute(
+                sql: """
+                    CREATE TABLE fixV3 (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        uid TEXT NOT NULL,
+                        fixTime REAL,
+                        recordedAt REAL NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        altitudeHAE REAL,
+                        altitudeMSL REAL,
+                        horizontalAccuracy REAL,
+                        verticalAccuracy REAL,
+                        speed REAL,
+                        course REAL,
+                        mode INTEGER NOT NULL,
+                        quality INTEGER,
+                        satellites INTEGER,
+                        device TEXT,
+                        battery INTEGER,
+                        event TEXT
+                    );
+                    INSERT INTO fixV3 (\(columns)) SELECT \(columns) FROM fix;
+                    DROP TABLE fix;
+                    ALTER TABLE fixV3 RENAME TO fix;
+                    CREATE INDEX fixTime ON fix(fixTime);
+                    CREATE INDEX fixEvent ON fix(seq) WHERE event IS NOT NULL;
+                    DELETE FROM sqlite_sequence WHERE name = 'fix';
+                    INSERT INTO sqlite_sequence (name, seq) VALUES ('fix', \(top));
+                    """
+            )
+        }
         return migrator
     }()
 

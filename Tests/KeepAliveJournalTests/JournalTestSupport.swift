@@ -42,8 +42,9 @@ func fix(_ index: Int, at time: Date? = nil) -> Location {
 /// `posix_spawn` and reaped by its pid: the test process starts its other children with
 /// swift-subprocess, and Foundation's `Process` beside it would bring a run loop, a socket pair
 /// and a second way of watching children into the same process.
-func sqlite3(_ path: String, _ sql: String) throws {
-    let arguments = ["/usr/bin/sqlite3", path, sql]
+/// With `output`, what it prints goes to that file.
+func sqlite3(_ path: String, _ sql: String, output: String? = nil) throws {
+    let arguments = ["/usr/bin/sqlite3"] + (output.map { ["-cmd", ".output \($0)"] } ?? []) + [path, sql]
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid: pid_t = 0

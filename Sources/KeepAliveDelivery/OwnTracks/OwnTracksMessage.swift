@@ -8,7 +8,7 @@ enum OwnTracksMessage {
     /// `_type: location`: where the device is.
     struct Location: Encodable, Equatable {
         let type = "location"
-        /// The first 8 characters of the journal record's id: the same on every re-send.
+        /// The journal record's ``JournalRecord/shortID``: the same on every re-send.
         var id: String
         var latitude: Double
         var longitude: Double

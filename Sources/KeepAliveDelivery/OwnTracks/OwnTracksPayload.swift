@@ -33,7 +33,7 @@ struct OwnTracksPayload: Equatable {
         let fix = record.location
         let regions = record.insideRegions
         return OwnTracksMessage.Location(
-            id: String(record.id.prefix(8)),
+            id: record.shortID,
             latitude: rounded(fix.latitude),
             longitude: rounded(fix.longitude),
             time: seconds(fix.timestamp ?? record.recordedAt),
@@ -59,7 +59,7 @@ struct OwnTracksPayload: Equatable {
         var created: Date?
         if case .circle(let region) = event.condition { created = region.created }
         return OwnTracksMessage.Transition(
-            id: String(record.id.prefix(8)),
+            id: record.shortID,
             event: event.state == .satisfied ? "enter" : "leave",
             description: event.condition?.name ?? event.identifier,
             waypointTime: created.map(seconds),

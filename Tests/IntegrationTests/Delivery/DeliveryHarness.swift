@@ -286,7 +286,7 @@ struct DeliveryCounts: CustomStringConvertible {
     init(produced: Int, journal: [JournalRecord], received: [String]) {
         self.produced = produced
         journaled = journal.count
-        let keys = journal.map { "\($0.id.prefix(8))@\(Int(($0.location.timestamp ?? $0.recordedAt).timeIntervalSince1970))" }
+        let keys = journal.map { "\($0.shortID)@\(Int(($0.location.timestamp ?? $0.recordedAt).timeIntervalSince1970))" }
         var seen: [String: Int] = [:]
         for key in received { seen[key, default: 0] += 1 }
         delivered = keys.filter { seen[$0] != nil }.count

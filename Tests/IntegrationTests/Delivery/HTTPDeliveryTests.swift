@@ -110,7 +110,7 @@ import Testing
         ])
         let transition = try #require(bodies[3])
         let entered = try #require(records.first { $0.event?.identifier == "home" })
-        #expect(transition["_id"] as? String == String(entered.id.prefix(8)) && transition["tst"] as? Int == 1_700_000_002)
+        #expect(transition["_id"] as? String == entered.shortID && transition["tst"] as? Int == 1_700_000_002)
         #expect(transition["t"] as? String == "c" && transition["acc"] as? Int == 3 && transition["tid"] as? String == "ne")
         #expect((bodies[4]?["inregions"] as? [String]) == ["Home"])
         #expect(try FixJournal(file: URL(fileURLWithPath: journal)).status(of: "rec").depth == 0, "the events without a message are done too")
