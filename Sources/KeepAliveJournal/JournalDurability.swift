@@ -9,7 +9,7 @@ public enum JournalDurability: String, Sendable, Hashable, CaseIterable {
     /// (about 8 KB written to the disk per fix).
     case full
     /// Fixes held in memory and committed together when the group's first fix has waited the
-    /// commit interval (30 s unless set) or the group is full: a power cut loses at most that
+    /// commit interval (a minute unless set) or the group is full: a power cut loses at most that
     /// interval's fixes, in exchange for about 1 KB written per fix at 1 Hz (flash wears less).
     /// Location events, a remote command's fix, a pause and a stop commit at once.
     case grouped

@@ -58,7 +58,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     public init(
         journal: FixJournal,
         durability: JournalDurability? = nil,
-        commitInterval: Duration = .seconds(30),
+        commitInterval: Duration = .seconds(60),
         maximumGroup: Int = 128,
         capacity: Int = 100_000,
         retryInterval: Duration = .seconds(5),

@@ -61,7 +61,7 @@ package struct DeliveryOptions: ParsableArguments {
             valueName: "duration"
         )
     )
-    package var commitInterval = "30s"
+    package var commitInterval = "60s"
 
     package init() {}
 
