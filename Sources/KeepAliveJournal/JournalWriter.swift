@@ -46,8 +46,26 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     private let wakes: AsyncStream<Void>
 
     private struct State {
-        var held: [(location: Location, event: MonitorEvent?)] = []
+        /// What is held is `entries[first...]`: dropping the oldest moves `first`, and the
+        /// array is compacted once half of it is dropped, so a full queue costs no copy per fix.
+        var entries: [(location: Location, event: MonitorEvent?)] = []
+        var first = 0
         var failure: JournalError?
+
+        var held: ArraySlice<(location: Location, event: MonitorEvent?)> { entries[first...] }
+
+        mutating func dropOldest(_ count: Int) {
+            first += count
+            if first > entries.count / 2 {
+                entries.removeFirst(first)
+                first = 0
+            }
+        }
+
+        mutating func removeAll() {
+            entries.removeAll(keepingCapacity: true)
+            first = 0
+        }
     }
 
     /// A writer for `journal`.
@@ -121,10 +139,10 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
 
     private func hold(_ location: Location, _ event: MonitorEvent?) {
         state.withLock { state in
-            state.held.append((location, event))
+            state.entries.append((location, event))
             if state.held.count > capacity, let failure = state.failure {
                 let excess = state.held.count - capacity
-                state.held.removeFirst(excess)
+                state.dropOldest(excess)
                 report(.dropped(count: excess, error: failure))
             }
             let isDue = durability == .full || event != nil || state.held.count >= maximumGroup
@@ -141,8 +159,8 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     private func commitHeld(_ state: inout State) -> Bool {
         guard !state.held.isEmpty else { return true }
         do {
-            let records = try journal.append(entries: state.held)
-            state.held.removeAll()
+            let records = try journal.append(entries: Array(state.held))
+            state.removeAll()
             state.failure = nil
             report(.stored(JournalCommit(records)))
             return true
