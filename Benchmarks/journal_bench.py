@@ -99,7 +99,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 ''')
 
-results = {k: [] for k in ["append-full", "append-normal", "append-batch", "sqlite3-each", "sqlite3-batch", "deliver", "deliver-nagle",
+results = {k: [] for k in ["append-full", "append-batch", "sqlite3-each", "sqlite3-batch", "deliver", "deliver-nagle",
                            "mosquitto_pub", "paho", "cpu-journal", "cpu-deliver", "http", "cpu-http", "rss-plain", "rss-journal",
                            "rss-http"]}
 auth = f"{work}/auth.json"
@@ -120,7 +120,7 @@ def rss_of_run(extra, seconds=12):
 
 for run in range(runs):
     print(f"run {run + 1} of {runs}", file=sys.stderr)
-    for mode in ["full", "normal", "batch"]:
+    for mode in ["full", "batch"]:
         path = f"{work}/append-{mode}-{run}.sqlite"
         results[f"append-{mode}"].append(bench_line("journal-append", path, str(N), mode)[f"append-{mode}"][3])
     for name in ["each", "batch"]:
@@ -161,7 +161,6 @@ if runs:
     print(f"\n## Journal and delivery ({runs} runs, medians with min-max; {N:,} fixes a run)\n")
     print("| figure | keepalive | anchor | ratio |\n|---|---|---|---|")
     print(f"| appends/s, one durable transaction a fix (FULL) | {summary(results['append-full'])} | sqlite3 shell, same inserts: {summary(results['sqlite3-each'])} | {median['append-full'] / median['sqlite3-each']:.2f}x |")
-    print(f"| appends/s, one transaction a fix (NORMAL) | {summary(results['append-normal'])} | | |")
     print(f"| appends/s, batches of 100 (FULL) | {summary(results['append-batch'])} | sqlite3 shell, same batches: {summary(results['sqlite3-batch'])} | {median['append-batch'] / median['sqlite3-batch']:.2f}x |")
     print(f"| MQTT QoS 1 deliveries/s (batches of 100, broker `set_tcp_nodelay true`) | {summary(results['deliver'])} | mosquitto_pub -l: {summary(results['mosquitto_pub'])}; paho-mqtt: {summary(results['paho'])} | {median['deliver'] / median['mosquitto_pub']:.2f}x mosquitto_pub, {median['deliver'] / median['paho']:.2f}x paho |")
     print(f"| MQTT deliveries/s, mosquitto's defaults (Nagle) | {summary(results['deliver-nagle'])} | | |")

@@ -24,10 +24,10 @@ enum JournalBench {
         print("\(name) \(count) \(seconds) \(cpuSeconds() - cpu) \(Double(count) / seconds)")
     }
 
-    /// `journal-append PATH COUNT full|normal|batch`: one transaction a fix (as the service
-    /// appends), or batches of 100.
+    /// `journal-append PATH COUNT full|batch`: one durable transaction a fix (as the service
+    /// appends in `--durability full`), or batches of 100 (as in `grouped`).
     static func append(path: String, count: Int, mode: String) throws {
-        let journal = try FixJournal(file: URL(fileURLWithPath: path), durability: mode == "normal" ? .normal : .full, battery: { nil })
+        let journal = try FixJournal(file: URL(fileURLWithPath: path), battery: { nil })
         let cpu = cpuSeconds()
         let start = ContinuousClock.now
         if mode == "batch" {
@@ -74,7 +74,7 @@ enum JournalBench {
         policy.batchThreshold = 1
         policy.maximumBatch = 50
         for tracker in first..<(first + trackers) {
-            let journal = try FixJournal(file: URL(fileURLWithPath: "\(folder)/t\(tracker).sqlite"), durability: .normal, battery: { nil })
+            let journal = try FixJournal(file: URL(fileURLWithPath: "\(folder)/t\(tracker).sqlite"), battery: { nil })
             let destination = try Destination(name: "fleet", url: "mqtt://127.0.0.1:\(port)/owntracks/fleet/t\(tracker)")
             deliveries.append(try JournalDelivery(journal: journal, destinations: [destination], policy: policy, watchesNetwork: false))
         }
@@ -93,7 +93,7 @@ enum JournalBench {
                     for index in 0..<Int(Double(seconds) * rate) {
                         if let record = try? delivery.journal.append(sample(tracker * 100_000 + index)) {
                             let tst = Int(record.location.timestamp!.timeIntervalSince1970)
-                            let line = "\(record.id.prefix(8)) \(tst) \(record.recordedAt.timeIntervalSince1970)"
+                            let line = "\(record.shortID) \(tst) \(record.recordedAt.timeIntervalSince1970)"
                             sent.withLock { $0.append(line) }
                         }
                         next = next.advanced(by: interval)
