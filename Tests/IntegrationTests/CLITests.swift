@@ -281,6 +281,9 @@ struct CLITests {
         ["run", "--deliver", "nameless"],
         ["upload", "--batch-threshold", "0"],
         ["journal", "retry"],
+        ["run", "--journal", "/tmp/j.sqlite", "--durability", "eventually"],
+        ["run", "--journal", "/tmp/j.sqlite", "--commit-interval", "0s"],
+        ["run", "--journal", "/tmp/j.sqlite", "--commit-interval", "2h"],
     ])
     func badArgumentsExit64WithAMessage(arguments: [String]) async throws {
         let result = try await runCommand(try Tools.keepalive.path, arguments)
