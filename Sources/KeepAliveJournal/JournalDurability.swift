@@ -6,11 +6,11 @@
 /// power cut would, no more.
 public enum JournalDurability: String, Sendable, Hashable, CaseIterable {
     /// A commit per fix: a fix is stored before the next is taken, and a power cut loses none
-    /// (about 8 KB written to the disk per fix).
+    /// (about 10 KB written to the disk per fix).
     case full
     /// Fixes held in memory and committed together when the group's first fix has waited the
     /// commit interval (a minute unless set) or the group is full: a power cut loses at most that
-    /// interval's fixes, in exchange for about 1 KB written per fix at 1 Hz (flash wears less).
+    /// interval's fixes, in exchange for under 1 KB written per fix at 1 Hz (flash wears less).
     /// Location events, a remote command's fix, a pause and a stop commit at once.
     case grouped
 

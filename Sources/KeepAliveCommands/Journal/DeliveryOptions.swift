@@ -48,7 +48,7 @@ package struct DeliveryOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "grouped (fixes committed together every --commit-interval: a power cut loses at most that interval's, "
-                + "and the disk gets about 1 KB a fix) or full (a commit per fix: a power cut loses none, about 8 KB a fix).",
+                + "and the disk gets under 1 KB a fix) or full (a commit per fix: a power cut loses none, about 10 KB a fix).",
             valueName: "mode"
         )
     )
