@@ -45,7 +45,7 @@ def bench_line(*arguments):
 
 
 # The anchors' inputs: the same inserts as SQL, the same OwnTracks messages as lines.
-schema = ("CREATE TABLE fix (seq INTEGER PRIMARY KEY AUTOINCREMENT, uid TEXT NOT NULL UNIQUE, fixTime REAL, recordedAt REAL NOT NULL, "
+schema = ("CREATE TABLE fix (seq INTEGER PRIMARY KEY AUTOINCREMENT, uid TEXT NOT NULL, fixTime REAL, recordedAt REAL NOT NULL, "
           "latitude REAL NOT NULL, longitude REAL NOT NULL, altitudeHAE REAL, altitudeMSL REAL, horizontalAccuracy REAL, "
           "verticalAccuracy REAL, speed REAL, course REAL, mode INTEGER NOT NULL, quality INTEGER, satellites INTEGER, device TEXT, "
           "battery INTEGER);\nCREATE INDEX fixTime ON fix(fixTime);\n")

@@ -56,7 +56,7 @@ import Testing
             #expect(message.fields["acc"] == fix.horizontalAccuracy.map { $0.rounded() })
             #expect(message.fields["alt"] == fix.altitudeMSL.map { $0.rounded() })
             #expect(message.fields["created_at"] == record.recordedAt.timeIntervalSince1970.rounded(.down))
-            #expect(message.strings["_id"] == String(record.id.prefix(8)))
+            #expect(message.strings["_id"] == record.shortID)
         }
         #expect(service.output.contains(#""event":"delivery""#))
     }

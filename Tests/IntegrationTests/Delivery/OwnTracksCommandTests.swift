@@ -102,7 +102,7 @@ struct OwnTracksCommandTests {
         let times = answers.compactMap { $0.fields["tst"] }
         #expect(times.count == 3 && zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "each a fresh fix, never the last one again: \(times)")
         let records = try allRecords(journal)
-        #expect(records.map { String($0.id.prefix(8)) } == answers.compactMap { $0.strings["_id"] }, "each journaled, then published")
+        #expect(records.map { $0.shortID } == answers.compactMap { $0.strings["_id"] }, "each journaled, then published")
         // Published at once: from the command's arrival to the broker's acknowledgement, on the
         // service's own clock (the replay gives a fix a second).
         let notes = Self.notes(service)

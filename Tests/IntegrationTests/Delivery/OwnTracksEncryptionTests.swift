@@ -76,7 +76,7 @@ import Testing
         let fixes = records.filter { $0.event == nil }
         let locations = messages.filter { $0.json["_type"] as? String == "location" }
         for (fix, message) in zip(fixes, locations) {
-            #expect(message.json["_id"] as? String == String(fix.id.prefix(8)))
+            #expect(message.json["_id"] as? String == fix.shortID)
             #expect(message.json["tst"] as? Int == Int(fix.location.timestamp!.timeIntervalSince1970))
         }
 

@@ -27,7 +27,7 @@ struct OwnTracksTransitionTests {
         var inside: [String] = []
         var expected: [(topic: String, id: String, inside: [String], event: MonitorEvent?)] = []
         for record in records {
-            let id = String(record.id.prefix(8))
+            let id = record.shortID
             guard let event = record.event else {
                 expected.append(("owntracks/me/phone", id, inside.sorted(), nil))
                 continue
@@ -124,7 +124,7 @@ struct OwnTracksTransitionTests {
         try await eventually("mosquitto_sub to see \(expected.count) messages") { Self.received(subscriber).count >= expected.count }
         let received = Self.received(subscriber)
         #expect(received.count == expected.count, "each once")
-        let byID = Dictionary(uniqueKeysWithValues: records.map { (String($0.id.prefix(8)), $0) })
+        let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.shortID, $0) })
         for (got, wanted) in zip(received, expected) {
             Self.check(got.message, json: got.json, against: wanted, record: byID[wanted.id]!)
         }
@@ -171,7 +171,7 @@ struct OwnTracksTransitionTests {
             }
         }
         #expect(firstArrivals == expected.map(\.id))
-        let records8 = Dictionary(uniqueKeysWithValues: records.map { (String($0.id.prefix(8)), $0) })
+        let records8 = Dictionary(uniqueKeysWithValues: records.map { ($0.shortID, $0) })
         for wanted in expected {
             let got = try #require(received.first { $0.message.strings["_id"] == wanted.id })
             Self.check(got.message, json: got.json, against: wanted, record: records8[wanted.id]!)
