@@ -25,10 +25,10 @@ struct HostHarnessTests {
             let reaped = waitpid(pid, &status, WNOHANG)
             return reaped == pid || (reaped == -1 && errno == ECHILD)
         }
-        #expect(
-            Leftovers.processes(withEnvironment: "KEEPALIVE_APP=sleeper").isEmpty,
-            "no process of the app is left (its child, frozen or stopped, included)"
-        )
+        // No process of the app is left (its child, frozen or stopped, included). A killed child
+        // leaves /proc a moment after its parent is reaped, later on a loaded machine (seen once
+        // in a fresh-clone run with the signal freezer): gone within the patience, or left for good.
+        try await waitUntil(timeout: .seconds(10)) { Leftovers.processes(withEnvironment: "KEEPALIVE_APP=sleeper").isEmpty }
         if let root { #expect(!FileManager.default.fileExists(atPath: root), "the host's groups are removed") }
     }
 }
