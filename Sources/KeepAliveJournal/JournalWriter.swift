@@ -123,7 +123,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         for await _ in wakes {
             let wait = state.read { $0.failure == nil } ? commitInterval : retryInterval
             do { try await clock.sleep(for: wait) } catch { break }
-            if !commit() { wake.yield() }
+            commit()  // a failed commit wakes this loop again itself
         }
         if !commit() {
             let (count, failure) = state.read { ($0.held.count, $0.failure) }
