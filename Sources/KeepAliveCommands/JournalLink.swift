@@ -16,7 +16,11 @@ package protocol JournalCommands: Sendable {
     func run(_ command: any ParsableCommand) async throws
     /// The journal `keepalive run` records its fixes in, the delivery it runs beside them, and
     /// the remote commands of its OwnTracks destinations (which keep waypoints in `waypoints`).
-    func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool, waypoints: String?) throws -> ServiceJournal
+    /// `isLive`: the fixes come from a receiver now (gpsd), so their times are compared with
+    /// the system clock; a replay's are not.
+    func service(
+        _ options: DeliveryOptions, output: Output, recordsMetrics: Bool, waypoints: String?, isLive: Bool
+    ) throws -> ServiceJournal
     /// The conditions of an OwnTracks waypoints file, by identifier (each waypoint's region id).
     func conditions(fromWaypoints file: String) throws -> [String: MonitorCondition]
 }
@@ -82,7 +86,7 @@ package enum JournalLink {
         let folder = binary.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let candidates = ["\(folder)/keepalive-journal", "\(folder)/../libexec/keepalive/keepalive-journal"]
         for path in candidates where access(path, X_OK) == 0 {
-            var arguments = CommandLine.arguments
+            var arguments = ProcessArguments.current
             arguments[0] = path
             let argv = arguments.map { strdup($0) } + [nil]
             execv(path, argv)
@@ -99,7 +103,7 @@ package enum JournalLink {
     private static func executablePath() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return CommandLine.arguments[0] }
+        guard count > 0 else { return ProcessArguments.current[0] }
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -36,7 +36,7 @@ package struct KeepAlive: AsyncParsableCommand {
             return handler
         }
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(Array(ProcessArguments.current.dropFirst()))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

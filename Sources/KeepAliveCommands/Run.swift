@@ -275,7 +275,8 @@ extension KeepAlive {
                         delivery,
                         output: output,
                         recordsMetrics: configuration.recordsMetrics,
-                        waypoints: monitoring.waypoints
+                        waypoints: monitoring.waypoints,
+                        isLive: source.replay == nil
                     )
                 } catch {
                     output.write(error: error)

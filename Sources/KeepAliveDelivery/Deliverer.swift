@@ -102,6 +102,9 @@ public final class Deliverer: Sendable {
         var unsaved: [JournalRecord] = []
         var holdsLease = false
         var renewed = Duration.zero
+        // When this deliverer first saw the oldest record waiting, on its monotonic clock: the
+        // latency bound never reads the wall clock, which a clock correction moves by years.
+        var oldestWaiting: (sequence: Int64, since: Duration)?
         while !Task.isCancelled {
             if paused.withLock({ $0 }) {
                 holdsLease = false
@@ -124,7 +127,10 @@ public final class Deliverer: Sendable {
                 let skipped = Set(unsaved.map(\.sequence))
                 let batch = try journal.pending(for: destination, limit: policy.maximumBatch + skipped.count)
                     .filter { !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
-                if let wait = waitBeforeSending(batch) {
+                if let first = batch.first, oldestWaiting?.sequence != first.sequence {
+                    oldestWaiting = (first.sequence, time.now())
+                }
+                if let wait = waitBeforeSending(batch, waited: oldestWaiting.map { time.now() - $0.since } ?? .zero) {
                     _ = await wake.wait(for: [.appended], timeout: wait, time: time)
                     continue
                 }
@@ -192,18 +198,17 @@ public final class Deliverer: Sendable {
     }
 
     /// How long to wait before sending `batch` (`nil`: send now): empty, or fewer than the
-    /// threshold and the oldest younger than the latency bound.
-    private func waitBeforeSending(_ batch: [JournalRecord]) -> Duration? {
-        guard let oldest = batch.first else { return policy.pollInterval }
+    /// threshold and the oldest has `waited` less than the latency bound.
+    private func waitBeforeSending(_ batch: [JournalRecord], waited: Duration) -> Duration? {
+        guard !batch.isEmpty else { return policy.pollInterval }
         guard batch.count < policy.batchThreshold else { return nil }
         let isUrgent = urgent.withLock { flag in
             defer { flag = false }
             return flag
         }
         if isUrgent { return nil }
-        let waited = journal.now().timeIntervalSince(oldest.recordedAt)
-        let left = policy.maximumLatency.seconds - waited
-        guard left > 0 else { return nil }
-        return min(policy.pollInterval, .milliseconds(Int64((left * 1000).rounded(.up))))
+        let left = policy.maximumLatency - waited
+        guard left > .zero else { return nil }
+        return min(policy.pollInterval, left)
     }
 }

@@ -29,16 +29,18 @@ extension FixJournal {
     }
 
     /// Takes or renews the right to deliver `destination` until `ttl` from now. `false` while
-    /// another owner's lease holds.
+    /// another owner's lease holds. Leases are kept in wall-clock time (processes share them
+    /// through the file): a lease that ends more than twice `ttl` ahead was taken before the
+    /// clock went back, and is over.
     public func acquireLease(for destination: String, owner: String, ttl: Duration) throws(JournalError) -> Bool {
         let now = now().timeIntervalSince1970
         return try write { db in
             try db.execute(
                 sql: """
                     UPDATE destination SET leaseOwner = ?, leaseExpires = ?
-                    WHERE name = ? AND (leaseOwner IS NULL OR leaseOwner = ? OR leaseExpires < ?)
+                    WHERE name = ? AND (leaseOwner IS NULL OR leaseOwner = ? OR leaseExpires < ? OR leaseExpires > ?)
                     """,
-                arguments: [owner, now + ttl.seconds, destination, owner, now]
+                arguments: [owner, now + ttl.seconds, destination, owner, now, now + 2 * ttl.seconds]
             )
             return db.changesCount == 1
         }

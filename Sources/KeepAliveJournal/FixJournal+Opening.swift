@@ -3,6 +3,35 @@ import GRDB
 import Glibc
 
 extension FixJournal {
+    /// Whether a ``FixJournal`` writes its file.
+    public enum Access: Sendable, Hashable {
+        /// Stores fixes, runs retention, brings an older layout up to date.
+        case readWrite
+        /// Reads the file as it is and never writes to it, whatever its layout; a file that
+        /// does not exist is not created.
+        case readOnly
+    }
+
+    /// A connection that only reads `path`: checked as ``inspect(_:)`` checks it, and with an
+    /// older layout read through ``JournalSchema/viewOfOlderLayout(_:)``.
+    static func openForReading(_ path: String) throws(JournalError) -> DatabaseQueue {
+        guard Glibc.access(path, F_OK) == 0 else {
+            throw .unavailable(path: path, detail: "there is no journal there: nothing was recorded with it yet")
+        }
+        do {
+            try inspect(path)
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(10)
+            configuration.label = "journal"
+            let database = try DatabaseQueue(path: path, configuration: configuration)
+            try database.inDatabase { db in try JournalSchema.viewOfOlderLayout(db) }
+            return database
+        } catch {
+            throw journalError(error, path: path)
+        }
+    }
+
     /// Creates the folder (0700) and the file (0600) when missing, so SQLite never creates it
     /// with the umask's permissions. An existing file is checked by ``inspect(_:)``, through
     /// SQLite: a descriptor of our own on a journal this process already has open would, when
@@ -18,7 +47,7 @@ extension FixJournal {
                 throw .unavailable(path: path, detail: "cannot create its folder \(folder): \(error)")
             }
         }
-        guard access(path, F_OK) != 0 else { return }
+        guard Glibc.access(path, F_OK) != 0 else { return }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             if errno == EEXIST { return }  // another process created it meanwhile

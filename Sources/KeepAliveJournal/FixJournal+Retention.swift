@@ -5,11 +5,20 @@ import KeepAliveCore
 
 /// Retention: the oldest fixes go first once the journal passes an age, count or byte bound;
 /// what was dropped is counted (and how much of it some destination had not delivered) and logged.
+///
+/// Age is never judged by the system clock, which a board without a real-time clock gets
+/// wrong by years until the network or the receiver sets it. It is judged by the receivers'
+/// own times: a fix is as old as the newest trusted fix time in the journal is after its own
+/// (``SystemClockOffset/earliestTrustedTime``); a fix without a trusted time goes with the
+/// fixes numbered after it. And age takes only what every destination delivered: a fix some
+/// destination still waits for goes only to keep the count or size bound.
 extension FixJournal {
-    /// Applies the retention bounds now (appends do it every 256 fixes). Returns how many fixes went.
+    /// Applies the retention bounds now (appends do it every 256 fixes). Returns how many fixes
+    /// went. A journal opened ``Access/readOnly`` is left as it is.
     @discardableResult
     public func applyRetention() throws(JournalError) -> Int {
-        let cutoff = retention.maximumAge.map { now().timeIntervalSince1970 - $0.seconds }
+        guard access == .readWrite else { return 0 }
+        let trusted = SystemClockOffset.earliestTrustedTime.timeIntervalSince1970
         let (dropped, undelivered) = try write { db -> (Int, Int) in
             var dropped = 0
             var undelivered = 0
@@ -28,8 +37,16 @@ extension FixJournal {
             }
             // Both checks start from the ends of the primary key, so the common case (nothing
             // due) scans nothing: appends run this every 256 fixes.
-            let oldest = try Double.fetchOne(db, sql: "SELECT recordedAt FROM fix ORDER BY seq LIMIT 1")
-            if let cutoff, let oldest, oldest < cutoff { try drop("recordedAt < ?", [cutoff]) }
+            if let maximumAge = retention.maximumAge,
+                let newest = try Double.fetchOne(
+                    db, sql: "SELECT fixTime FROM fix WHERE fixTime >= ? ORDER BY seq DESC LIMIT 1", arguments: [trusted]
+                ),
+                let through = try Int64.fetchOne(
+                    db, sql: "SELECT max(seq) FROM fix WHERE fixTime >= ? AND fixTime < ?", arguments: [trusted, newest - maximumAge.seconds]
+                )
+            {
+                try drop("seq <= ?", [min(through, lowestCursor ?? through)])
+            }
             let span = try Int.fetchOne(db, sql: "SELECT max(seq) - min(seq) + 1 FROM fix") ?? 0
             if let maximum = retention.maximumCount, span > maximum {
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM fix") ?? 0
@@ -85,6 +102,10 @@ extension FixJournal {
                 uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT name, value FROM counter").map { ($0[0] as String, $0[1] as Int64) }
             )
             let destinations = try Self.destinationStatuses(db, name: nil, now: now)
+            let offset = try Int64.fetchOne(
+                db,
+                sql: "SELECT clockOffset FROM (SELECT clockOffset FROM fix ORDER BY seq DESC LIMIT 1000) WHERE clockOffset IS NOT NULL LIMIT 1"
+            )
             let oldest: Double? = summary?[1]
             let newest: Double? = summary?[2]
             return JournalStatus(
@@ -96,7 +117,8 @@ extension FixJournal {
                 lastSequence: summary?[3] ?? 0,
                 dropped: counters["dropped"] ?? 0,
                 droppedUndelivered: counters["droppedUndelivered"] ?? 0,
-                destinations: destinations
+                destinations: destinations,
+                systemClockOffset: offset.map { SystemClockOffset(seconds: Double($0) / 1000) }
             )
         }
     }

@@ -29,6 +29,10 @@ public final class FixJournal: Sendable {
     /// How a ``JournalWriter`` on this journal groups its commits unless told otherwise. The
     /// journal's own appends are each on the disk when they return, whatever this says.
     public let durability: JournalDurability
+    /// Whether this journal writes (``Access/readWrite``) or only reads its file.
+    public let access: Access
+    /// Whether each fix's own time is compared with the system clock when it arrives.
+    public let comparesClocks: Bool
     let database: DatabaseQueue
     package let now: @Sendable () -> Date
     let battery: @Sendable () -> Int?
@@ -37,21 +41,35 @@ public final class FixJournal: Sendable {
     private let appendsSinceRetention = Locked(0)
 
     /// Opens the journal in `file`, creating it (mode 0600, its folder 0700) if it does not exist.
+    /// - Parameters:
+    ///   - access: ``Access/readOnly`` reads the file as it is and never writes to it (no
+    ///     retention, no layout upgrade): what `journal status` and `export` open.
+    ///   - comparesClocks: compare each fix's own time with the system clock when it arrives
+    ///     (``SystemClockOffset``); `false` for fixes that are not live, such as a replay of an
+    ///     old log, whose times say nothing of the system clock.
     public init(
         file: URL,
+        access: Access = .readWrite,
         retention: JournalRetention = JournalRetention(),
         durability: JournalDurability = .full,
+        comparesClocks: Bool = true,
         now: @escaping @Sendable () -> Date = { Date() },
         battery: @escaping @Sendable () -> Int? = PowerSupply.cachedBatteryLevel(),
         logger: Logger = Logger(label: "LocationKeepAlive.journal")
     ) throws(JournalError) {
         self.file = file
         let path = file.path
+        self.access = access
         self.retention = retention
         self.durability = durability
+        self.comparesClocks = comparesClocks
         self.now = now
         self.battery = battery
         self.logger = logger
+        if access == .readOnly {
+            database = try Self.openForReading(path)
+            return
+        }
         try Self.prepareFile(at: path)
         var configuration = Configuration()
         // WAL is set here, not through `journalMode = .wal`: GRDB's WAL set-up runs
@@ -83,8 +101,8 @@ public final class FixJournal: Sendable {
         BaseDirectory.state().appendingPathComponent("keepalive/journal.sqlite")
     }
 
-    /// Opens the journal at `path`: use ``init(file:retention:durability:now:battery:logger:)``.
-    @available(*, deprecated, renamed: "init(file:retention:durability:now:battery:logger:)")
+    /// Opens the journal at `path`: use ``init(file:access:retention:durability:comparesClocks:now:battery:logger:)``.
+    @available(*, deprecated, renamed: "init(file:access:retention:durability:comparesClocks:now:battery:logger:)")
     public convenience init(path: String, retention: JournalRetention = JournalRetention(), durability: JournalDurability = .full)
         throws(JournalError)
     {
@@ -105,10 +123,19 @@ public final class FixJournal: Sendable {
         try append(contentsOf: [location])[0]
     }
 
+    /// What an append stores: a fix, or the event it decided, and when it reached the service
+    /// by the system clock (a ``JournalWriter`` holds fixes a while before it stores them).
+    struct Entry {
+        var location: Location
+        var event: MonitorEvent?
+        var arrived: Date
+    }
+
     /// Stores fixes in one transaction, in order.
     @discardableResult
     public func append(contentsOf locations: [Location]) throws(JournalError) -> [JournalRecord] {
-        try append(entries: locations.map { ($0, nil) })
+        let arrived = now()
+        return try append(entries: locations.map { Entry(location: $0, arrived: arrived) })
     }
 
     /// Stores a location event after the fixes stored so far; its record's `location` is the
@@ -116,26 +143,29 @@ public final class FixJournal: Sendable {
     /// Destinations send it in order with the fixes (OwnTracks as a `transition`, for a region).
     @discardableResult
     public func append(_ event: MonitorEvent) throws(JournalError) -> JournalRecord {
-        try append(entries: [(event.location, event)])[0]
+        try append(entries: [Entry(location: event.location, event: event, arrived: now())])[0]
     }
 
     /// Stores fixes and events in one transaction, in order.
-    func append(entries: [(location: Location, event: MonitorEvent?)]) throws(JournalError) -> [JournalRecord] {
+    func append(entries: [Entry]) throws(JournalError) -> [JournalRecord] {
         guard !entries.isEmpty else { return [] }
-        let recordedAt = now()
         let battery = battery()
         let records: [JournalRecord]
         do {
             records = try database.write { db in
                 let insert = try db.cachedStatement(sql: JournalSchema.insertFix)
-                return try entries.map { location, event in
-                    let id = RecordID.make(at: recordedAt)
+                return try entries.map { entry in
+                    let id = RecordID.make(at: entry.arrived)
+                    let offset = comparesClocks ? SystemClockOffset(fixTime: entry.location.timestamp, systemTime: entry.arrived) : nil
                     try insert.execute(
-                        arguments: JournalSchema.arguments(location, event: event, id: id, recordedAt: recordedAt, battery: battery)
+                        arguments: JournalSchema.arguments(
+                            entry.location, event: entry.event, id: id, recordedAt: entry.arrived, battery: battery, clockOffset: offset
+                        )
                     )
+                    let recordedAt = offset.map { $0.isBeyondTolerance ? entry.arrived.addingTimeInterval(-$0.seconds) : entry.arrived }
                     return JournalRecord(
-                        sequence: db.lastInsertedRowID, id: id, location: location, recordedAt: recordedAt, battery: battery,
-                        event: event
+                        sequence: db.lastInsertedRowID, id: id, location: entry.location, recordedAt: recordedAt ?? entry.arrived,
+                        battery: battery, event: entry.event, systemClockOffset: offset
                     )
                 }
             }

@@ -22,8 +22,14 @@ public struct JournalRecord: Sendable, Hashable {
     }
     /// The fix as the service delivered it.
     public var location: Location
-    /// When the journal stored it.
+    /// When it reached the journal: by the system clock, or, where ``systemClockOffset`` says
+    /// that clock was wrong then, by the receiver's (the system's reading minus the offset).
     public var recordedAt: Date
+    /// How far the system clock was from the receiver's when the fix arrived; `nil` where
+    /// they were not compared (a replay, a fix without a time that can be trusted).
+    public var systemClockOffset: SystemClockOffset?
+    /// Whether the fix arrived while the system clock was wrong (see ``SystemClockOffset``).
+    public var isMarkedForClock: Bool { systemClockOffset?.isBeyondTolerance == true }
     /// The battery's charge in percent when it was recorded, where the machine has a battery.
     public var battery: Int?
     /// The location event this record is, or `nil` for a fix.
@@ -42,8 +48,10 @@ public struct JournalRecord: Sendable, Hashable {
         location: Location,
         recordedAt: Date,
         battery: Int? = nil,
-        event: MonitorEvent? = nil
+        event: MonitorEvent? = nil,
+        systemClockOffset: SystemClockOffset? = nil
     ) {
+        self.systemClockOffset = systemClockOffset
         self.sequence = sequence
         self.id = id
         self.location = location

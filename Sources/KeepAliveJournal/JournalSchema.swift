@@ -104,28 +104,47 @@ enum JournalSchema {
                     """
             )
         }
+        // How far the system clock was from the receiver's when each fix arrived, in
+        // milliseconds (2 bytes for a live fix's usual few hundred); NULL where not compared.
+        migrator.registerMigration("v4 clock offset") { db in
+            try db.execute(sql: "ALTER TABLE fix ADD COLUMN clockOffset INTEGER")
+        }
         return migrator
     }()
 
+    /// What a connection that only reads puts in front of an older layout's `fix` table, so
+    /// every query reads it as the newest: a temporary view of the same name (SQLite looks in
+    /// `temp` first) with the columns it lacks as NULL. Nothing is written to the file.
+    static func viewOfOlderLayout(_ db: Database) throws {
+        let columns = Set(try Row.fetchAll(db, sql: "PRAGMA main.table_info(fix)").map { $0["name"] as String })
+        let missing = ["event", "clockOffset"].filter { !columns.contains($0) }
+        guard !missing.isEmpty else { return }
+        let added = missing.map { "NULL AS \($0)" }.joined(separator: ", ")
+        try db.execute(sql: "CREATE TEMP VIEW fix AS SELECT *, \(added) FROM main.fix")
+    }
+
     static let insertFix = """
         INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, altitudeHAE, altitudeMSL,
-            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery, event)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery, event, clockOffset)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
     static let selectFix = """
         SELECT seq, uid, fixTime, recordedAt, latitude, longitude, altitudeHAE, altitudeMSL,
-            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery, event
+            horizontalAccuracy, verticalAccuracy, speed, course, mode, quality, satellites, device, battery, event, clockOffset
         FROM fix
         """
 
-    static func arguments(_ location: Location, event: MonitorEvent?, id: String, recordedAt: Date, battery: Int?) -> StatementArguments {
+    static func arguments(
+        _ location: Location, event: MonitorEvent?, id: String, recordedAt: Date, battery: Int?, clockOffset: SystemClockOffset?
+    ) -> StatementArguments {
         [
             id, location.timestamp?.timeIntervalSince1970, recordedAt.timeIntervalSince1970,
             location.latitude, location.longitude, location.altitudeHAE, location.altitudeMSL,
             location.horizontalAccuracy, location.verticalAccuracy, location.speed, location.course,
             location.mode.rawValue, location.quality?.rawValue, location.satellitesUsed, location.device, battery,
             event.map(StoredEvent.init).map(StoredEvent.json),
+            clockOffset.map { Int64(($0.seconds * 1000).rounded()) },
         ]
     }
 
@@ -182,13 +201,18 @@ enum JournalSchema {
             satellitesUsed: row[14],
             device: row[15]
         )
+        let milliseconds: Int64? = row[18]
+        let offset = milliseconds.map { SystemClockOffset(seconds: Double($0) / 1000) }
+        let systemTime: Double = row[3]
+        let recordedAt = offset.map { $0.isBeyondTolerance ? systemTime - $0.seconds : systemTime } ?? systemTime
         return JournalRecord(
             sequence: row[0],
             id: row[1],
             location: location,
-            recordedAt: Date(timeIntervalSince1970: row[3]),
+            recordedAt: Date(timeIntervalSince1970: recordedAt),
             battery: row[16],
-            event: StoredEvent.event(row[17], location: location)
+            event: StoredEvent.event(row[17], location: location),
+            systemClockOffset: offset
         )
     }
 }

@@ -25,6 +25,9 @@ public struct JournalStatus: Sendable, Hashable, Codable {
     public var droppedUndelivered: Int64
     /// Each destination's queue, by name.
     public var destinations: [DestinationStatus]
+    /// How far the system clock was from the receiver's at the newest of the last 1,000 fixes
+    /// that were compared (`nil`: none was, as in a replay).
+    public var systemClockOffset: SystemClockOffset?
 }
 
 /// One destination's queue.

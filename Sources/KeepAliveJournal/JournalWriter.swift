@@ -25,6 +25,9 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         case holding(held: Int, error: JournalError)
         /// The oldest held fixes went, unjournaled, to keep at most ``JournalWriter/capacity``.
         case dropped(count: Int, error: JournalError)
+        /// The system clock went beyond ``SystemClockOffset/tolerance`` of the receiver's time
+        /// (the fixes from now on are marked), or came back within it: said once each way.
+        case systemClock(SystemClockOffset)
     }
 
     /// The journal written to.
@@ -48,11 +51,13 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     private struct State {
         /// What is held is `entries[first...]`: dropping the oldest moves `first`, and the
         /// array is compacted once half of it is dropped, so a full queue costs no copy per fix.
-        var entries: [(location: Location, event: MonitorEvent?)] = []
+        var entries: [FixJournal.Entry] = []
         var first = 0
         var failure: JournalError?
+        /// Whether the last fix compared found the system clock wrong.
+        var clockWasWrong = false
 
-        var held: ArraySlice<(location: Location, event: MonitorEvent?)> { entries[first...] }
+        var held: ArraySlice<FixJournal.Entry> { entries[first...] }
 
         mutating func dropOldest(_ count: Int) {
             first += count
@@ -138,8 +143,14 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     public func resume() {}
 
     private func hold(_ location: Location, _ event: MonitorEvent?) {
+        let arrived = journal.now()
+        let offset = journal.comparesClocks ? SystemClockOffset(fixTime: location.timestamp, systemTime: arrived) : nil
         state.withLock { state in
-            state.entries.append((location, event))
+            if let offset, offset.isBeyondTolerance != state.clockWasWrong {
+                state.clockWasWrong = offset.isBeyondTolerance
+                report(.systemClock(offset))
+            }
+            state.entries.append(FixJournal.Entry(location: location, event: event, arrived: arrived))
             if state.held.count > capacity, let failure = state.failure {
                 let excess = state.held.count - capacity
                 state.dropOldest(excess)
@@ -185,6 +196,8 @@ public struct JournalCommit: Sendable, Hashable {
     public var firstFixTime: Double?
     /// The last record's fix time, if it has one.
     public var lastFixTime: Double?
+    /// How far the system clock was from the receiver's at the last record compared.
+    public var systemClockOffset: SystemClockOffset?
 
     init(_ records: [JournalRecord]) {
         first = records.first?.sequence ?? 0
@@ -192,5 +205,6 @@ public struct JournalCommit: Sendable, Hashable {
         count = records.count
         firstFixTime = records.first?.location.timestamp?.timeIntervalSince1970
         lastFixTime = records.last?.location.timestamp?.timeIntervalSince1970
+        systemClockOffset = records.last { $0.systemClockOffset != nil }?.systemClockOffset
     }
 }

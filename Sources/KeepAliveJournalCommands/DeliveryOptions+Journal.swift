@@ -15,6 +15,16 @@ extension DeliveryOptions: JournalChecked {
             throw ValidationError("--durability takes grouped or full (normal, its old name, means grouped)")
         }
         _ = try groupInterval()
+        _ = try retention()
+    }
+
+    /// `--keep-fixes` and `--keep-for`, checked.
+    func retention() throws -> JournalRetention {
+        guard keepFixes >= 1 else { throw ValidationError("--keep-fixes takes a number of at least 1") }
+        guard let age = Duration(parsing: keepFor), age > .zero else {
+            throw ValidationError("--keep-for takes a duration such as 90d or 12h")
+        }
+        return JournalRetention(maximumAge: age, maximumCount: keepFixes)
     }
 
     func parsedDestinations() throws -> [Destination] {
@@ -54,8 +64,12 @@ extension DeliveryOptions: JournalChecked {
 
     var file: URL { journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile }
 
-    func openJournal() throws -> FixJournal {
-        try FixJournal(file: file, durability: JournalDurability(named: durability) ?? .grouped)
+    /// The journal, to write; `comparesClocks` as ``FixJournal`` takes it (`false` for a replay).
+    func openJournal(comparesClocks: Bool = true) throws -> FixJournal {
+        try FixJournal(
+            file: file, retention: try retention(), durability: JournalDurability(named: durability) ?? .grouped,
+            comparesClocks: comparesClocks
+        )
     }
 
     /// `--commit-interval`, checked.

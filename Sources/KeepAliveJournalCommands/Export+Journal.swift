@@ -23,7 +23,7 @@ extension KeepAlive.Export: JournalBacked {
     func perform() throws {
         let exporter = TrackExporter(format: TrackFormat(rawValue: format)!, segmentGap: Duration(parsing: segmentGap)!)
         do {
-            let journal = try FixJournal(file: journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile)
+            let journal = try FixJournal(file: journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile, access: .readOnly)
             let from = try Self.time(from, "--from")
             let to = try Self.time(to, "--to")
             if let output {

@@ -13,9 +13,11 @@ extension KeepAlive.JournalCommand.JournalOptions {
         Console.out(Array(try encoder.encode(value)) + [10])
     }
 
-    func open() throws -> FixJournal {
+    /// The journal; ``FixJournal/Access/readOnly`` for a command that only reads, which then
+    /// changes nothing in the file.
+    func open(_ access: FixJournal.Access) throws -> FixJournal {
         do {
-            return try FixJournal(file: journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile)
+            return try FixJournal(file: journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile, access: access)
         } catch {
             Output(json: json).write(error: error)
             throw ExitCode(1)
@@ -25,7 +27,7 @@ extension KeepAlive.JournalCommand.JournalOptions {
 
 extension KeepAlive.JournalCommand.Status: JournalBacked {
     func perform() throws {
-        let status = try options.open().status()
+        let status = try options.open(.readOnly).status()
         if options.json {
             try KeepAlive.JournalCommand.JournalOptions.printJSON(status)
             return
@@ -33,6 +35,10 @@ extension KeepAlive.JournalCommand.Status: JournalBacked {
         var text = "journal \(status.file.path)\n"
         text += "  \(status.records) fixes, \(status.bytes / 1024) KiB, last #\(status.lastSequence)\n"
         text += "  oldest \(status.oldestFix.map(ISO8601Text.string) ?? "-"), newest \(status.newestFix.map(ISO8601Text.string) ?? "-")\n"
+        if let offset = status.systemClockOffset {
+            text += "  system clock \(offset.words) the receiver's time at the newest fix"
+            text += offset.isBeyondTolerance ? ": wrong, its fixes carry the receiver's time\n" : "\n"
+        }
         if status.dropped > 0 {
             text += "  retention dropped \(status.dropped) (\(status.droppedUndelivered) not delivered everywhere)\n"
         }
@@ -54,7 +60,7 @@ extension KeepAlive.JournalCommand.Status: JournalBacked {
 
 extension KeepAlive.JournalCommand.DeadLetters: JournalBacked {
     func perform() throws {
-        let letters = try options.open().deadLetters(for: destination)
+        let letters = try options.open(.readOnly).deadLetters(for: destination)
         if options.json {
             try KeepAlive.JournalCommand.JournalOptions.printJSON(letters)
             return
@@ -71,7 +77,7 @@ extension KeepAlive.JournalCommand.DeadLetters: JournalBacked {
 
 extension KeepAlive.JournalCommand.Retry: JournalBacked {
     func perform() throws {
-        let journal = try options.open()
+        let journal = try options.open(.readWrite)
         do {
             let count = try journal.retryDeadLetters(for: destination)
             Console.out("\(count) dead letters of \(destination) queued for retry\n")

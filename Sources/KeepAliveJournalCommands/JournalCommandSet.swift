@@ -1,5 +1,6 @@
 package import ArgumentParser
 package import KeepAliveCommands
+import CoreMetrics
 import KeepAliveCore
 import KeepAliveDelivery
 import KeepAliveJournal
@@ -39,10 +40,15 @@ package struct JournalCommandSet: JournalCommands {
         try await command.perform()
     }
 
-    package func service(_ options: DeliveryOptions, output: Output, recordsMetrics: Bool, waypoints: String?) throws -> ServiceJournal {
-        let journal = try options.openJournal()
+    package func service(
+        _ options: DeliveryOptions, output: Output, recordsMetrics: Bool, waypoints: String?, isLive: Bool
+    ) throws -> ServiceJournal {
+        let journal = try options.openJournal(comparesClocks: isLive)
         let path = journal.file.path
         let writer = JournalWriter(journal: journal, commitInterval: try options.groupInterval()) { report in
+            if recordsMetrics, case .stored(let commit) = report, let offset = commit.systemClockOffset {
+                Gauge(label: "keepalive_system_clock_offset_seconds").record(offset.seconds)
+            }
             output.write(report, journal: path)
         }
         let destinations = try options.parsedDestinations()

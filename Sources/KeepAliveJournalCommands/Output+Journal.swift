@@ -10,12 +10,16 @@ extension Output {
         var object = JSONLine(["event": "journal", "time": .time(Date())])
         let text: String
         switch report {
+        case .systemClock(let offset):
+            write(offset)
+            return
         case .stored(let commit):
             object["stored"] = .integer(commit.count)
             object["first"] = .integer(Int(commit.first))
             object["last"] = .integer(Int(commit.last))
             object["firstFix"] = commit.firstFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
             object["lastFix"] = commit.lastFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
+            if let offset = commit.systemClockOffset { object["clockOffset"] = .number(offset.seconds) }
             text = "# journaled \(commit.count) (#\(commit.first)-#\(commit.last))"
         case .holding(let held, let error):
             object["held"] = .integer(held)
@@ -31,6 +35,26 @@ extension Output {
             if !json { Console.out(text + "\n") }
         } else {
             Console.error("keepalive: \(text)\n")  // a problem is said in words, in JSON mode too
+        }
+    }
+
+    /// The system clock found wrong (beyond the tolerance of the receiver's time), or right again.
+    private func write(_ offset: SystemClockOffset) {
+        let wrong = offset.isBeyondTolerance
+        if json {
+            Console.out(
+                JSONLine([
+                    "event": "clock", "time": .time(Date()), "offset": .number(offset.seconds), "wrong": .bool(wrong),
+                ]).bytes
+            )
+        }
+        if wrong {
+            Console.error(
+                "keepalive: the system clock is \(offset.words) the receiver's time: fixes are marked and carry the "
+                    + "receiver's time until the clock is set (NTP, or chrony from gpsd)\n"
+            )
+        } else if !json {
+            Console.out("# the system clock agrees with the receiver's time again (\(offset.words) it)\n")
         }
     }
 }

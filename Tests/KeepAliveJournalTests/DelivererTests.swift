@@ -14,12 +14,21 @@ import Testing
         let clock = TestClock<Duration>()
         let folder = TemporaryFolder()
         let journal: FixJournal
+        /// Seconds the wall clock was set by, as a clock correction would (the test clock, the
+        /// monotonic one, does not move).
+        let wallJump = Locked(0.0)
 
         init() throws {
             let clock = clock
+            let wallJump = wallJump
             journal = try FixJournal(
                 file: URL(fileURLWithPath: folder.file("j.sqlite")),
-                now: { Date(timeIntervalSince1970: 1_795_000_000 + TestClock<Duration>.Instant().duration(to: clock.now).seconds) }
+                now: {
+                    Date(
+                        timeIntervalSince1970: 1_795_000_000 + TestClock<Duration>.Instant().duration(to: clock.now).seconds
+                            + wallJump.withLock { $0 }
+                    )
+                }
             )
             try journal.register(destination: "server", settings: "traccar+http://localhost/?id=1")
         }
@@ -67,6 +76,24 @@ import Testing
         policy.maximumLatency = latency
         policy.maximumBatch = batch
         return policy
+    }
+
+    /// The latency bound on the deliverer's own clock: a batch below the threshold goes after
+    /// 5 s whether the wall clock was set a year back or a year forward meanwhile.
+    @Test(arguments: [-365.0 * 86_400, 365.0 * 86_400])
+    func theLatencyBoundIgnoresAWallClockJump(_ jump: Double) async throws {
+        let rig = try Rig()
+        let transport = ScriptedDeliveryTransport()
+        try rig.journal.append(contentsOf: (1...2).map { fix($0) })
+        let task = Task { await rig.deliverer(transport, policy: Self.policy(threshold: 5, batch: 5)).run() }
+        defer { task.cancel() }
+        try await Task.sleep(for: .milliseconds(50))
+        rig.wallJump.withLock { $0 = jump }
+        await rig.advance(seconds: 3)
+        #expect(transport.current.batches.isEmpty, "2 waiting, below the threshold, for 3 s of the 5")
+        let moved = await rig.advance(transport, atMost: 10) { $0.batches.count == 1 }
+        #expect(moved != nil && moved! <= 3, "sent once 5 s passed on the deliverer's clock (moved \(moved.map(String.init) ?? "-") more)")
+        #expect(transport.current.batches == [[1, 2]])
     }
 
     @Test func fixesGoInOrderInBatchesOfAtMostTheMaximum() async throws {

@@ -135,21 +135,7 @@ import Testing
         // The journal as the version before events wrote it.
         try sqlite3(
             path,
-            """
-            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-            INSERT INTO grdb_migrations VALUES ('v1');
-            CREATE TABLE fix (seq INTEGER PRIMARY KEY AUTOINCREMENT, uid TEXT NOT NULL UNIQUE, fixTime REAL,
-                recordedAt REAL NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL, altitudeHAE REAL,
-                altitudeMSL REAL, horizontalAccuracy REAL, verticalAccuracy REAL, speed REAL, course REAL,
-                mode INTEGER NOT NULL, quality INTEGER, satellites INTEGER, device TEXT, battery INTEGER);
-            CREATE INDEX fixTime ON fix(fixTime);
-            CREATE TABLE destination (name TEXT PRIMARY KEY, settings TEXT NOT NULL,
-                deliveredThrough INTEGER NOT NULL DEFAULT 0, headSeq INTEGER, headTries INTEGER NOT NULL DEFAULT 0,
-                lastSuccess REAL, lastError TEXT, lastErrorAt REAL, leaseOwner TEXT, leaseExpires REAL);
-            CREATE TABLE deadLetter (destination TEXT NOT NULL REFERENCES destination(name) ON DELETE CASCADE ON UPDATE CASCADE,
-                seq INTEGER NOT NULL, reason TEXT NOT NULL, tries INTEGER NOT NULL, at REAL NOT NULL,
-                retry INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (destination, seq));
-            CREATE TABLE counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+            journalLayoutV1 + """
             INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, mode) VALUES ('a', strftime('%s','now') - 5, strftime('%s','now'), 52.5, 4.5, 3);
             """
         )

@@ -23,6 +23,25 @@ final class ManualTime: Sendable {
     func advance(_ duration: Double) { seconds.withLock { $0 += duration } }
 }
 
+/// The journal's tables as its first version (`v1`, before events) created them, for the
+/// sqlite3 shell: a test adds its rows after.
+let journalLayoutV1 = """
+    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+    INSERT INTO grdb_migrations VALUES ('v1');
+    CREATE TABLE fix (seq INTEGER PRIMARY KEY AUTOINCREMENT, uid TEXT NOT NULL UNIQUE, fixTime REAL,
+        recordedAt REAL NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL, altitudeHAE REAL,
+        altitudeMSL REAL, horizontalAccuracy REAL, verticalAccuracy REAL, speed REAL, course REAL,
+        mode INTEGER NOT NULL, quality INTEGER, satellites INTEGER, device TEXT, battery INTEGER);
+    CREATE INDEX fixTime ON fix(fixTime);
+    CREATE TABLE destination (name TEXT PRIMARY KEY, settings TEXT NOT NULL,
+        deliveredThrough INTEGER NOT NULL DEFAULT 0, headSeq INTEGER, headTries INTEGER NOT NULL DEFAULT 0,
+        lastSuccess REAL, lastError TEXT, lastErrorAt REAL, leaseOwner TEXT, leaseExpires REAL);
+    CREATE TABLE deadLetter (destination TEXT NOT NULL REFERENCES destination(name) ON DELETE CASCADE ON UPDATE CASCADE,
+        seq INTEGER NOT NULL, reason TEXT NOT NULL, tries INTEGER NOT NULL, at REAL NOT NULL,
+        retry INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (destination, seq));
+    CREATE TABLE counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    """
+
 func fix(_ index: Int, at time: Date? = nil) -> Location {
     Location(
         latitude: 52 + Double(index) * 1e-5,

@@ -15,7 +15,8 @@ import Testing
         let reports = Locked([JournalWriter.Report]())
 
         init() throws {
-            journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")), battery: { nil })
+            // Fixes of 2023: their times are not compared with the clock (JournalClockTests does).
+            journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")), comparesClocks: false, battery: { nil })
         }
 
         func writer(_ durability: JournalDurability, maximumGroup: Int = 128, capacity: Int = 1000) -> JournalWriter {
@@ -134,7 +135,14 @@ import Testing
         try rig.journal.refuseWrites(true)
         for index in 2...6 { writer.record(fix(index)) }
         #expect(rig.stored == [1] && writer.heldCount == 3)
-        let problems = rig.reports.read { $0.filter { if case .stored = $0 { false } else { true } } }
+        let problems = rig.reports.read {
+            $0.filter {
+                switch $0 {
+                case .stored, .systemClock: false
+                default: true
+                }
+            }
+        }
         guard case .holding(1, .unavailable(let path, _)) = problems.first else { Issue.record("\(problems)"); return }
         #expect(path == rig.journal.file.path)
         let dropped = problems.compactMap { if case .dropped(let count, _) = $0 { count } else { nil } }

@@ -163,7 +163,7 @@ extension KeepAlive.HostCommand {
 extension KeepAlive.HostCommand.Serve {
     /// This program's own path, for the watchdog.
     static var executable: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ProcessArguments.current[0]
     }
 }
 

@@ -63,6 +63,21 @@ package struct DeliveryOptions: ParsableArguments {
     )
     package var commitInterval = "60s"
 
+    @Option(
+        name: .customLong("keep-fixes"),
+        help: ArgumentHelp("The journal keeps at most this many fixes; the oldest go first.", valueName: "count")
+    )
+    package var keepFixes = 10_000_000
+
+    @Option(
+        name: .customLong("keep-for"),
+        help: ArgumentHelp(
+            "The journal drops delivered fixes this much older than its newest, by the receiver's time (never the system clock's).",
+            valueName: "duration"
+        )
+    )
+    package var keepFor = "90d"
+
     package init() {}
 
     /// Whether `run` should journal at all.
