@@ -123,6 +123,7 @@ public struct TrackExporter: Sendable {
                 if let value, value.isFinite { properties += ",\"\(key)\":\(value.fixed(3))" }
             }
             if let event = record.event { properties += Self.eventProperties(event) }
+            properties += Self.clockProperty(record)
             return (first ? "" : ",\n")
                 + "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[\(fix.longitude.fixed(7)),\(fix.latitude.fixed(7))"
                 + (altitude.map { ",\($0.fixed(2))" } ?? "") + "]},\"properties\":{\(properties)}}"
@@ -138,6 +139,7 @@ public struct TrackExporter: Sendable {
             object += ",\"mode\":\(fix.mode.rawValue)"
             if let battery = record.battery { object += ",\"battery\":\(battery)" }
             if let event = record.event { object += Self.eventProperties(event) }
+            object += Self.clockProperty(record)
             return object + "}\n"
         case .csv:
             func field(_ value: Double?, _ decimals: Int) -> String { value.map { $0.fixed(decimals) } ?? "" }
@@ -166,6 +168,13 @@ public struct TrackExporter: Sendable {
 
     /// `"event":…,"state":…,"eventTime":…`, a named region's `"regionName"`, and, for a visit,
     /// its arrival and departure.
+    /// `"systemClockOffset"` for a fix that arrived while the system clock was wrong (its
+    /// `recordedAt` is then in the receiver's time): the offset in seconds, system minus receiver.
+    static func clockProperty(_ record: JournalRecord) -> String {
+        guard record.isMarkedForClock, let offset = record.systemClockOffset else { return "" }
+        return ",\"systemClockOffset\":\(offset.seconds.fixed(3))"
+    }
+
     static func eventProperties(_ event: MonitorEvent) -> String {
         var text = ",\"event\":\"\(event.identifier.jsonEscaped)\",\"state\":\"\(event.state.rawValue)\""
         text += ",\"eventTime\":\"\(iso(event.date))\""

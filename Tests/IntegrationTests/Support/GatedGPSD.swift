@@ -11,11 +11,12 @@ struct GatedGPSD {
     private let lines: Lines
 
     /// Starts gpsd with the log, runs `body` with it, and stops gpsd whatever happens.
-    static func run<R: Sendable>(log: URL, _ body: (GatedGPSD) async throws -> R) async throws -> R {
+    /// `cycle`: the seconds between two sentences of the feed.
+    static func run<R: Sendable>(log: URL, cycle: Double = 0.005, _ body: (GatedGPSD) async throws -> R) async throws -> R {
         try Tools.requireGPSD()
         let configuration = Configuration(
             executable: .path("/usr/bin/python3"),
-            arguments: [Tools.gatedGPSFake.path, "--gate", "--timeout", "90", log.path],
+            arguments: [Tools.gatedGPSFake.path, "--gate", "--timeout", "90", "--cycle", "\(cycle)", log.path],
             platformOptions: isolatedOptions()
         )
         let result = try await Subprocess.run(
