@@ -22,7 +22,9 @@ struct HostMonitoringTests {
     /// (outside at first) and, with `exits`, exits once they are added. It writes to `log`
     /// why it was launched, the monitor's answer, each event (identifier, state, when the fix
     /// reached the host and when the app read it, both `CLOCK_MONOTONIC`), and each task run.
-    static func app(log: String, conditions: String, exits: Bool = false, schedules: String? = nil) -> [String] {
+    /// With `backgroundTask`, it begins a task on entering the background and ends it when told
+    /// it is expiring (logging `expiring`), as an iOS app's expiration handler does.
+    static func app(log: String, conditions: String, exits: Bool = false, schedules: String? = nil, backgroundTask: Bool = false) -> [String] {
         let script = """
             import json, os, socket, sys, time
             s = socket.socket(socket.AF_UNIX); s.connect(os.environ["KEEPALIVE_HOST_SOCKET"])
@@ -50,7 +52,12 @@ struct HostMonitoringTests {
                     e = m["monitorEvent"]
                     log("event %s %s %.6f %.6f" % (e["identifier"], e["state"], m["received"], time.monotonic()))
                 elif n == "lifecycle":
+                    if \(backgroundTask ? "True" : "False") and m["event"] == "background":
+                        send({"id": 7, "op": "begin-task", "task": 1, "name": "upload"})
                     send({"id": 3, "op": "ack", "notice": m["event"]})
+                elif n == "expiring":
+                    log("expiring")
+                    send({"id": 8, "op": "end-task", "task": 1})
                 elif n == "will-suspend":
                     send({"id": 4, "op": "ack", "notice": "will-suspend"})
                 elif n == "run-task":
