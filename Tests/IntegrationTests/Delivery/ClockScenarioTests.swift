@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import Subprocess
 import Testing
 
 /// A board without a real-time clock, with the real binaries on libfaketime (never the
@@ -161,6 +162,54 @@ struct ClockScenarioTests {
                 "clock scenario, live receiver with the system clock a year behind, then set: \(records.count) fixes recorded, "
                     + "\(records.count) kept and delivered, \(marked.count) marked (offset \(Int(offset)) s)"
             )
+        }
+    }
+
+    /// `keepalive run` in the background on a wall clock that jumps a year forward and back
+    /// every 2 s: its 2 s background task still expires when its budget says (not a year later,
+    /// not at once), and its one-shot polls still come every second after it.
+    @Test func theServicesBackgroundTaskAndPollsIgnoreWallClockJumps() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clock = try await FakeClock(folder: folder)
+        let keepalive = try Tools.keepalive.path
+        let auth = "\(folder)/auth.json"
+        _ = try await run(keepalive, ["auth", "set", "always", "--app", "jumper", "--auth-file", auth])
+        let port = try await Tools.freePort()
+        try await withGPSFake(log: NMEAFixture("ublox-8.log").url, port: port) {
+            try await waitUntilGPSDAccepts(port: port)
+            let arguments = [
+                "run", "--gpsd", "localhost:\(port)", "--json", "--policy", "ios13", "--budget", "2s", "--interval", "1s",
+                "--pulse", "100ms", "--audio-device", "null", "--app", "jumper", "--auth-file", auth,
+            ]
+            let (seen, status) = try await RunningCommand.run(keepalive, arguments, environment: clock.environment) { command in
+                func object(_ line: String) -> [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] }
+                while let line = try await command.nextLine(), object(line)?["class"] as? String != "fix" {}
+                try await clock.jump("+365d")
+                try command.send(.userDefinedOne)  // to the background
+                let background = ContinuousClock.now
+                let jumps = Task {
+                    for offset in ["-365d", "+365d", "-365d", "+0"] {
+                        try? clock.set(offset)
+                        try? await Task.sleep(for: .seconds(2))
+                    }
+                }
+                defer { jumps.cancel() }
+                var seen: [(after: Duration, object: [String: Any])] = []
+                while background.duration(to: .now) < .seconds(9), let line = try await command.nextLine() {
+                    if let object = object(line) { seen.append((background.duration(to: .now), object)) }
+                }
+                try command.send(.terminate)
+                return seen.map { ($0.after, $0.object["event"] as? String ?? "", $0.object["decision"] as? String ?? "", $0.object["ok"] as? Bool) }
+            }
+            #expect(status == .exited(0))
+            let expiring = try #require(seen.first { $0.2.hasPrefix("background task expiring") }, "the background task expires")
+            #expect(expiring.0 >= .milliseconds(900) && expiring.0 < Tools.bound(.seconds(4)), "expiring \(expiring.0) after the background")
+            let polls = seen.filter { $0.1 == "poll" && $0.0 > expiring.0 }.map(\.0)
+            #expect(polls.count >= 4, "a poll a second after the task: \(polls)")
+            let gaps = zip(polls.dropFirst(), polls).map { $0 - $1 }
+            #expect(gaps.allSatisfy { $0 < Tools.bound(.seconds(3)) }, "no poll waited on the wall clock: \(gaps)")
+            print("clock scenario, keepalive run on a wall clock jumping a year every 2 s: task expiring \(expiring.0) after the background, \(polls.count) polls, the longest gap \(gaps.max() ?? .zero)")
         }
     }
 }
