@@ -170,10 +170,13 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     private func commitHeld(_ state: inout State) -> Bool {
         guard !state.held.isEmpty else { return true }
         do {
+            let started = ContinuousClock.now
             let records = try journal.append(entries: Array(state.held))
+            var commit = JournalCommit(records)
+            commit.duration = started.duration(to: .now)
             state.removeAll()
             state.failure = nil
-            report(.stored(JournalCommit(records)))
+            report(.stored(commit))
             return true
         } catch {
             state.failure = error
@@ -198,6 +201,8 @@ public struct JournalCommit: Sendable, Hashable {
     public var lastFixTime: Double?
     /// How far the system clock was from the receiver's at the last record compared.
     public var systemClockOffset: SystemClockOffset?
+    /// How long the commit took, fsync and any retention it ran included.
+    public var duration: Duration = .zero
 
     init(_ records: [JournalRecord]) {
         first = records.first?.sequence ?? 0

@@ -20,6 +20,7 @@ extension Output {
             object["firstFix"] = commit.firstFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
             object["lastFix"] = commit.lastFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
             if let offset = commit.systemClockOffset { object["clockOffset"] = .number(offset.seconds) }
+            object["seconds"] = .number(commit.duration.seconds)
             text = "# journaled \(commit.count) (#\(commit.first)-#\(commit.last))"
         case .holding(let held, let error):
             object["held"] = .integer(held)

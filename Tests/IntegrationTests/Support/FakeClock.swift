@@ -8,7 +8,8 @@ import Foundation
 /// libfaketime 0.9.10 converts every absolute `timerfd_settime` deadline as if it were wall
 /// time ("only CLOCK_REALTIME is handled"), monotonic ones too: with any offset, every
 /// libdispatch timer (each Swift `sleep`) fires a year late or at once. A small library loaded
-/// before it (``timerShim``) passes the timers of other clocks straight to the kernel.
+/// before it (`scripts/faketime/timer-shim.c`) passes the timers of other clocks straight to
+/// the kernel.
 struct FakeClock {
     static let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
     /// The file of the offset.
@@ -34,41 +35,16 @@ struct FakeClock {
         ]
     }
 
-    /// `timerfd_settime` for every clock but the wall clock straight to the kernel; the wall
-    /// clock's through libfaketime, which converts its deadlines right.
-    static let timerShim = """
-        #define _GNU_SOURCE
-        #include <dlfcn.h>
-        #include <sys/syscall.h>
-        #include <sys/timerfd.h>
-        #include <time.h>
-        #include <unistd.h>
-        static signed char wall[65536];
-        int timerfd_create(int clockid, int flags) {
-            int fd = (int)syscall(SYS_timerfd_create, clockid, flags);
-            if (fd >= 0 && fd < 65536) wall[fd] = clockid == CLOCK_REALTIME || clockid == CLOCK_REALTIME_ALARM;
-            return fd;
-        }
-        int timerfd_settime(int fd, int flags, const struct itimerspec *value, struct itimerspec *old) {
-            if (fd >= 0 && fd < 65536 && wall[fd]) {
-                int (*faked)(int, int, const struct itimerspec *, struct itimerspec *) = dlsym(RTLD_NEXT, "timerfd_settime");
-                if (faked) return faked(fd, flags, value, old);
-            }
-            return (int)syscall(SYS_timerfd_settime, fd, flags, value, old);
-        }
-        """
-
     private static func buildShim() async throws -> String {
         let folder = NSTemporaryDirectory() + "keepalive-timer-shim-\(getpid())"
         let library = "\(folder)/timer-shim.so"
         if FileManager.default.fileExists(atPath: library) { return library }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try Data(timerShim.utf8).write(to: URL(fileURLWithPath: "\(folder)/timer-shim.c"), options: .atomic)
         guard FileManager.default.fileExists(atPath: "/usr/bin/cc") else {
             throw ToolMissing("no C compiler for the libfaketime timer shim: apt-get install gcc")
         }
         let building = "\(library).\(UUID().uuidString.prefix(8))"  // tests beside each other build it once each
-        let built = try await runCommand("/usr/bin/cc", ["-shared", "-fPIC", "-O2", "-o", building, "\(folder)/timer-shim.c", "-ldl"])
+        let built = try await runCommand("/usr/bin/cc", ["-shared", "-fPIC", "-O2", "-o", building, Tools.repository.appendingPathComponent("scripts/faketime/timer-shim.c").path, "-ldl"])
         guard built.exitCode == 0 else { throw ToolMissing("cc could not build the timer shim: \(built.error)") }
         guard rename(building, library) == 0 else { throw ToolMissing("cannot put the timer shim at \(library)") }
         return library
