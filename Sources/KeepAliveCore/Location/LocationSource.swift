@@ -19,9 +19,10 @@ public protocol LocationSource: Sendable {
     /// The date on the source's own clock now, against which fix ages are measured
     /// (``LocationFilter/maximumAge``, a one-shot's `maximumAge`).
     ///
-    /// `nil`, the default, measures them against the manager's wall clock, right for a live
-    /// receiver. A replay answers with the moment of its log it is playing, so a log recorded
-    /// years ago stands in for a receiver today.
+    /// `nil`, the default, measures them against the manager's wall clock. A replay answers
+    /// with the moment of its log it is playing, so a log recorded years ago stands in for a
+    /// receiver today; ``GPSDSource`` with the receiver's time, so a system clock that is wrong
+    /// (a board without a real-time clock) makes no fresh fix look old.
     var currentDate: Date? { get }
 }
 

@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 public import Logging
 
 /// Reports from gpsd through libgps, with reconnection.
@@ -20,6 +20,7 @@ public struct GPSDSource: LocationSource {
     public var connectTimeout: Duration
     private let time: TimeSource
     private let logger: Logger
+    private let receiverClock = ReceiverClock()
 
     /// A source for gpsd at `host`:`port`.
     ///
@@ -48,6 +49,12 @@ public struct GPSDSource: LocationSource {
         self.time = TimeSource(clock)
         self.logger = logger
     }
+
+    /// The receiver's clock: the last fix time gpsd reported, moved on by the monotonic time
+    /// since it came (`nil` before a fix with a time from 2020 on). Fix ages are measured on
+    /// it, not on the system clock, which a board without a real-time clock may have wrong by
+    /// a year: a fresh fix is then fresh, and a cached one as old as it is.
+    public var currentDate: Date? { receiverClock.date(at: time.now()) }
 
     /// The events of a session, as a stream; ``run(_:)`` hands them over without one.
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
@@ -194,7 +201,9 @@ public struct GPSDSource: LocationSource {
         }
         switch message {
         case .report(let report), .polled(let report):
-            if !isRepeat { handler(.report(report)) }
+            guard !isRepeat else { break }
+            if let fixTime = report.time { receiverClock.note(fixTime, at: time.now()) }
+            handler(.report(report))
         case .watching:
             handler(.status(.connected("\(version) at \(host):\(port)")))
         case .error(let text):
@@ -241,3 +250,20 @@ public struct GPSDSource: LocationSource {
 }
 
 private func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+/// The last trusted fix time a source saw and when, on its monotonic clock: shared by the
+/// copies of a ``GPSDSource``.
+private final class ReceiverClock: Sendable {
+    /// Fix times before 2020 are a receiver's that lost its almanac or rolled its GPS week over.
+    private static let earliestTrusted = Date(timeIntervalSince1970: 1_577_836_800)
+    private let newest = Locked<(fixTime: Date, seenAt: Duration)?>(nil)
+
+    func note(_ fixTime: Date, at now: Duration) {
+        guard fixTime >= Self.earliestTrusted else { return }
+        newest.withLock { $0 = (fixTime, now) }
+    }
+
+    func date(at now: Duration) -> Date? {
+        newest.withLock { $0.map { $0.fixTime.addingTimeInterval((now - $0.seenAt).seconds) } }
+    }
+}
