@@ -284,6 +284,8 @@ struct CLITests {
         ["run", "--journal", "/tmp/j.sqlite", "--durability", "eventually"],
         ["run", "--journal", "/tmp/j.sqlite", "--commit-interval", "0s"],
         ["run", "--journal", "/tmp/j.sqlite", "--commit-interval", "2h"],
+        ["run", "--journal", "/tmp/j.sqlite", "--keep-fixes", "0"],
+        ["upload", "--journal", "/tmp/j.sqlite", "--keep-for", "a while"],
     ])
     func badArgumentsExit64WithAMessage(arguments: [String]) async throws {
         let result = try await runCommand(try Tools.keepalive.path, arguments)
