@@ -27,6 +27,16 @@ extension KeepAlive.JournalCommand.JournalOptions {
 
 extension KeepAlive.JournalCommand.Status: JournalBacked {
     func perform() throws {
+        let file = options.journal.map { URL(fileURLWithPath: $0) } ?? FixJournal.defaultFile
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            // Nothing recorded yet: said so, and the file is not created by looking.
+            if options.json {
+                Console.out(JSONLine(["path": .string(file.path), "records": .integer(0), "exists": .bool(false)]).bytes)
+            } else {
+                Console.out("journal \(file.path)\n  0 fixes: not created yet (keepalive run --journal creates it)\n")
+            }
+            return
+        }
         let status = try options.open(.readOnly).status()
         if options.json {
             try KeepAlive.JournalCommand.JournalOptions.printJSON(status)
