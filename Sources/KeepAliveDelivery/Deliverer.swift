@@ -102,8 +102,10 @@ public final class Deliverer: Sendable {
         var unsaved: [JournalRecord] = []
         var holdsLease = false
         var renewed = Duration.zero
-        // When this deliverer first saw the oldest record waiting, on its monotonic clock: the
-        // latency bound never reads the wall clock, which a clock correction moves by years.
+        // Since when the oldest record waiting has waited, on this deliverer's monotonic clock:
+        // from when it was first seen, less the wait the wall clock gives it then (at most the
+        // bound). A wall clock set back gives no wait (the bound is then counted from here),
+        // one set forward the whole bound (sent at once: early, never late).
         var oldestWaiting: (sequence: Int64, since: Duration)?
         while !Task.isCancelled {
             if paused.withLock({ $0 }) {
@@ -128,7 +130,8 @@ public final class Deliverer: Sendable {
                 let batch = try journal.pending(for: destination, limit: policy.maximumBatch + skipped.count)
                     .filter { !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
                 if let first = batch.first, oldestWaiting?.sequence != first.sequence {
-                    oldestWaiting = (first.sequence, time.now())
+                    let walled = min(max(0, journal.now().timeIntervalSince(first.recordedAt)), policy.maximumLatency.seconds)
+                    oldestWaiting = (first.sequence, time.now() - .milliseconds(Int64(walled * 1000)))
                 }
                 if let wait = waitBeforeSending(batch, waited: oldestWaiting.map { time.now() - $0.since } ?? .zero) {
                     _ = await wake.wait(for: [.appended], timeout: wait, time: time)
