@@ -62,6 +62,7 @@ let package = Package(
         .systemLibrary(name: "CSockets"),
         // The host's process control: accept4, posix_spawn's closefrom, opening a file as a user.
         .systemLibrary(name: "CProcessControl"),
+        .systemLibrary(name: "CProcessEvents"),
         // The library, a module per layer (the graph is drawn in "How it is built").
         .target(
             name: "KeepAliveCore",
@@ -77,7 +78,7 @@ let package = Package(
         ),
         .target(
             name: "KeepAliveHost",
-            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "CProcessControl", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "CProcessControl", "CProcessEvents", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "KeepAliveJournal",

@@ -77,6 +77,7 @@ extension AppHost {
             )
         }
         app.connection = connection
+        connection.identifyAsApp()
         var reply = HostReply(id: nil)
         reply.profile = app.model.profile
         reply.modes = app.model.backgroundModes.names
@@ -187,7 +188,12 @@ extension AppHost {
             throw HostError(.badRequest, "launch needs a command")
         }
         let user = try appUser(for: request, caller: caller)
-        let spec = LaunchSpec(command: command, modes: modes, output: request.output, user: user)
+        let environment = request.environment ?? [:]
+        if let bad = environment.keys.first(where: { $0.isEmpty || $0.contains("=") || $0.utf8.contains(0) })
+            ?? environment.values.first(where: { $0.utf8.contains(0) }) {
+            throw HostError(.badRequest, "launch environment: '\(bad)' is not a variable name or value")
+        }
+        let spec = LaunchSpec(command: command, modes: modes, output: request.output, user: user, environment: environment)
         let app = try await start(id, spec, reason: nil, inBackground: request.active == false)
         var reply = HostReply(id: nil)
         reply.pid = app.pid
@@ -226,6 +232,7 @@ extension AppHost {
         let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user)
         app.launchSpec = spec
         let previous = apps.updateValue(app, forKey: id)
+        membership.add(group)
         if let previous {
             app.monitor = previous.monitor
             app.pending = previous.pending
@@ -237,7 +244,9 @@ extension AppHost {
         for request in previous?.model.pendingTaskRequests ?? [] { try? model.submit(request) }
         app.entersBackgroundOnHello = inBackground  // before it can say hello
         model.launch()
-        var environment = ["KEEPALIVE_HOST_SOCKET": configuration.appSocketPath, "KEEPALIVE_APP": id]
+        var environment = spec.environment
+        environment["KEEPALIVE_HOST_SOCKET"] = configuration.appSocketPath
+        environment["KEEPALIVE_APP"] = id
         environment["KEEPALIVE_LAUNCH_REASON"] = reason
         do {
             let pid = try group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)

@@ -70,6 +70,10 @@ public actor AppHost {
         /// A command to start as the host's watchdog (see ``HostWatchdog``), or `nil` for none:
         /// `keepalive host` starts `keepalive host watchdog`.
         public var watchdog: [String]?
+        /// What the host's sockets admit of each app and user.
+        public var limits = ControlLimits()
+        /// What each app's group may hold: groups inside it and processes.
+        public var groupLimits = AppGroupLimits()
 
         /// The apps' socket, beside the control socket (`KEEPALIVE_HOST_SOCKET` in each app):
         /// mode 0666, so that apps of any user reach it; it serves `hello` and reports only.
@@ -143,6 +147,8 @@ public actor AppHost {
     let logger: Logger
     private let server: ControlServer
     private let appServer: ControlServer
+    /// Which app a process belongs to, for the sockets' limits (read off the host's executor).
+    let membership: AppMembership
     let clock = DispatchClock()
     let start: ContinuousClock.Instant
     var apps: [String: HostedApp] = [:]
@@ -168,13 +174,26 @@ public actor AppHost {
         self.configuration = configuration
         self.logger = logger
         self.emit = emit
-        freezer = try Freezer.choose(configuration.freezer, name: configuration.name)
+        freezer = try Freezer.choose(configuration.freezer, name: configuration.name, limits: configuration.groupLimits)
+        let membership = AppMembership()
+        self.membership = membership
+        let refused: @Sendable (String) -> Void = { emit(.refused($0)) }
         server = try ControlServer(
             path: configuration.socketPath,
             mode: configuration.socketMode,
-            group: configuration.socketGroup
+            group: configuration.socketGroup,
+            limits: configuration.limits,
+            owner: membership.app(of:),
+            refused: refused
         )
-        appServer = try ControlServer(path: configuration.appSocketPath, mode: 0o666, forApps: true)
+        appServer = try ControlServer(
+            path: configuration.appSocketPath,
+            mode: 0o666,
+            forApps: true,
+            limits: configuration.limits,
+            owner: membership.app(of:),
+            refused: refused
+        )
         start = clock.now
         // A host that died left its apps behind: never leave one frozen, and take them back.
         for pid in (KernelFile.read(configuration.stoppedPath) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
@@ -201,6 +220,7 @@ public actor AppHost {
             app.isAdopted = true
             app.reason = "adopted from an earlier host: thawed, in the foreground"
             adopted.append(app)
+            membership.add(group)
             emit(.adopted(app: group.app, thawed: true))
         }
         if let command = configuration.watchdog {
@@ -212,7 +232,8 @@ public actor AppHost {
     /// Serves apps until the task is cancelled, then stops them (thawed first: SIGTERM, then
     /// SIGKILL after the termination grace), removes their groups and the socket.
     public func run() async {
-        emit(.started(freezer: freezer.kind, reason: freezer.reason, socket: configuration.socketPath))
+        let notes = [freezer.reason, freezer.processLimitNote, AppConfinement.description].compactMap { $0 }
+        emit(.started(freezer: freezer.kind, reason: notes.joined(separator: "; "), socket: configuration.socketPath))
         for app in apps.values where app.isAdopted { observe(app) }
         for server in [server, appServer] {
             server.start(
@@ -378,9 +399,11 @@ public actor AppHost {
         recordStopped()
         app.watcher?.cancel()
         updateWatch()
-        Task {
-            for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
-            try? app.group.remove()
+        // Off the host's executor: walking and removing what the app made inside its group
+        // never holds up the host's other work.
+        Task.detached { [group = app.group, clock] in
+            for _ in 0..<200 where !group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
+            try? group.remove()
         }
     }
 

@@ -17,18 +17,21 @@ enum AppLauncher {
     private static let spawnSetSID: Int16 = 0x80
     /// The shell that joins the cgroup, then becomes the app (only once it joined).
     static let joinScript = "echo $$ > \"$0\" && exec \"$@\""
+    /// The same for two groups (the freezer's and the v1 `pids` one).
+    static let joinBothScript = "echo $$ > \"$0\" && echo $$ > \"$1\" && shift && exec \"$@\""
 
     /// Whether `pid` has become the app: its command line is there and no longer the shell
     /// that joins the cgroup (which execs only once it joined).
     static func hasJoined(_ pid: pid_t) -> Bool {
         guard let line = KernelFile.read("/proc/\(pid)/cmdline"), !line.isEmpty else { return false }
-        return !line.contains(joinScript)
+        return !line.contains(joinScript) && !line.contains(joinBothScript)
     }
 
     /// Spawns `arguments` (the command first, looked up in `PATH`) for `group`, as `user`.
     ///
     /// - Parameters:
-    ///   - environment: added to the host's own (`HOME`, `USER`, `LOGNAME` are the user's).
+    ///   - environment: added to an allow-list of the host's own (`PATH`, `LANG`, `TZ`, the
+    ///     `KEEPALIVE_` ones); `HOME`, `USER` and `LOGNAME` are the user's.
     ///   - output: a file for the app's standard output and error (appended, opened with the
     ///     user's permissions), or `nil` to share the host's.
     /// - Returns: the app's first process id.
@@ -41,7 +44,7 @@ enum AppLauncher {
     ) throws(HostError) -> pid_t {
         let pid = try spawn(
             arguments,
-            joining: group.joinFile,
+            joining: group.joinFiles,
             as: user,
             environment: environment,
             output: output
@@ -50,12 +53,12 @@ enum AppLauncher {
         return pid
     }
 
-    /// Spawns `arguments` in a new session: joining a cgroup first when `joinFile` is given,
+    /// Spawns `arguments` in a new session: joining the cgroups of `joinFiles` first,
     /// as `user` when given (the host's own processes, such as its watchdog, are not), standard
     /// input from `/dev/null` or `standardInput`, output to `output` or the host's.
     static func spawn(
         _ arguments: [String],
-        joining joinFile: String? = nil,
+        joining joinFiles: [String] = [],
         as user: AppUser? = nil,
         environment: [String: String] = [:],
         output: String? = nil,
@@ -74,14 +77,15 @@ enum AppLauncher {
         var merged = ProcessInfo.processInfo.environment
         if let user {
             argv = try privilegeDrop(to: user) + ["--"] + argv
-            if user.uid != UInt32(geteuid()) {
-                merged["HOME"] = user.home
-                merged["USER"] = user.name
-                merged["LOGNAME"] = user.name
-            }
+            merged = merged.filter { isPassedToApps($0.key) }
+            merged["HOME"] = user.home
+            merged["USER"] = user.name
+            merged["LOGNAME"] = user.name
         }
-        if let joinFile {
-            argv = ["/bin/sh", "-c", joinScript, joinFile] + argv
+        switch joinFiles.count {
+        case 0: break
+        case 1: argv = ["/bin/sh", "-c", joinScript, joinFiles[0]] + argv
+        default: argv = ["/bin/sh", "-c", joinBothScript, joinFiles[0], joinFiles[1]] + argv
         }
         for (key, value) in environment { merged[key] = value }
         let envp = merged.map { "\($0.key)=\($0.value)" }
@@ -118,15 +122,25 @@ enum AppLauncher {
         cprocess_spawn_close_from(&actions, 3)  // the host's sockets, journals and pipes stay its own
 
         var pid: pid_t = 0
-        let result = withCStrings(argv) { argvPointers in
-            withCStrings(envp) { envPointers in
-                posix_spawn(&pid, argv[0], &actions, &attributes, argvPointers, envPointers)
+        let start = {
+            withCStrings(argv) { argvPointers in
+                withCStrings(envp) { envPointers in
+                    posix_spawn(&pid, argv[0], &actions, &attributes, argvPointers, envPointers)
+                }
             }
         }
+        // An app starts in a Landlock domain of its own; the host's own helpers do not.
+        let result = user == nil ? start() : AppConfinement.confined(start)
         guard result == 0 else {
             throw HostError(.launchFailed, "cannot start \(command): \(String(cString: strerror(result)).lowercased())")
         }
         return pid
+    }
+
+    /// Whether an app gets the host's variable `name`: only what locates and localises it and
+    /// the host's own `KEEPALIVE_` ones (a secret set for the host stays the host's).
+    static func isPassedToApps(_ name: String) -> Bool {
+        ["PATH", "LANG", "TZ"].contains(name) || name.hasPrefix("KEEPALIVE_")
     }
 
     /// `setpriv` and its options: the user's ids and groups (a root host), no capabilities,

@@ -32,15 +32,20 @@ public final class AppProcessGroup: Sendable {
         var requests = 0
     }
 
-    init(kind: FreezerKind, app: String, path: String?, hierarchyPath: String?) {
+    /// The app's group in the v1 `pids` hierarchy, where its processes are counted when the
+    /// v2 group cannot count them.
+    let pidsPath: String?
+
+    init(kind: FreezerKind, app: String, path: String?, hierarchyPath: String?, pidsPath: String? = nil) {
         self.kind = kind
         self.app = app
         self.path = path
         self.hierarchyPath = hierarchyPath
+        self.pidsPath = pidsPath
     }
 
-    /// The file a process writes its pid to, to join (`cgroup.procs`); `nil` with signals.
-    var joinFile: String? { path.map { "\($0)/cgroup.procs" } }
+    /// The files a process writes its pid to, to join (`cgroup.procs`); none with signals.
+    var joinFiles: [String] { [path, pidsPath].compactMap { $0.map { "\($0)/cgroup.procs" } } }
 
     /// The app's first process, once launched.
     public var leader: Int32? {
@@ -315,6 +320,7 @@ public final class AppProcessGroup: Sendable {
         for folder in folders().reversed() {  // the app's own groups first, deepest first
             guard rmdir(folder) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(path)") }
         }
+        if let pidsPath, rmdir(pidsPath) != 0, errno != ENOENT { throw ProcFS.failure("cannot remove \(pidsPath)") }
     }
 
     /// SIGSTOP to every process, again for any that appear meanwhile, until all are stopped.

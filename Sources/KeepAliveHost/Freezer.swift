@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import KeepAliveCore
 
 /// The host's freezer: where app groups live and how they are frozen, chosen once at start.
 public struct Freezer: Sendable {
@@ -11,6 +12,13 @@ public struct Freezer: Sendable {
     public let root: String?
     /// The root's path inside its hierarchy, as `/proc/PID/cgroup` shows it.
     let hierarchyPath: String?
+    /// What each app's group may hold.
+    public let limits: AppGroupLimits
+    /// Where apps' processes are counted, when not in their v2 group: a folder of the v1 `pids`
+    /// hierarchy (`nil`: in the v2 group, or nowhere, see ``processLimitNote``).
+    let pidsRoot: String?
+    /// Why apps' processes are not limited, when they are not.
+    public let processLimitNote: String?
 
     /// Chooses the freezer: the one asked for, or with `.auto` the first that works here.
     ///
@@ -19,19 +27,66 @@ public struct Freezer: Sendable {
     ///   - name: the folder the host's groups live in; one per host.
     /// - Throws: ``HostError/Code/freezerUnavailable`` naming what is missing, when an explicit
     ///   kind cannot be used.
-    public static func choose(_ requested: FreezerKind, name: String = "keepalive.host") throws(HostError) -> Freezer {
+    ///   - limits: what each app's group may hold.
+    public static func choose(
+        _ requested: FreezerKind,
+        name: String = "keepalive.host",
+        limits: AppGroupLimits = AppGroupLimits()
+    ) throws(HostError) -> Freezer {
+        var found = try chooseKind(requested, name: name)
+        found.setProcessLimit(name: name)
+        return Freezer(
+            kind: found.kind,
+            reason: found.reason,
+            root: found.root,
+            hierarchyPath: found.hierarchyPath,
+            limits: limits,
+            pidsRoot: found.pidsRoot,
+            processLimitNote: found.note
+        )
+    }
+
+    /// The kind's choice, before the process limit is set up.
+    private struct Choice {
+        let kind: FreezerKind
+        let reason: String
+        let root: String?
+        let hierarchyPath: String?
+        var pidsRoot: String?
+        var note: String?
+
+        /// Counts processes in each app's v2 group when v2 has the pids controller, else in a
+        /// v1 `pids` hierarchy when one is mounted.
+        mutating func setProcessLimit(name: String) {
+            guard kind != .signal else {
+                note = "apps' processes are not limited: the signal freezer makes no groups"
+                return
+            }
+            if kind == .cgroup2, let root,
+                (KernelFile.read("\(root)/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).contains("pids")
+            {
+                if (try? ProcFS.write("+pids", to: "\(root)/cgroup.subtree_control")) != nil { return }
+            }
+            switch Freezer.cgroupRoot(type: "cgroup", controller: "pids", name: name, probe: "cgroup.procs") {
+            case .success(let (pids, _)): pidsRoot = pids
+            case .failure(let why):
+                note = "apps' processes are not limited: the v2 hierarchy has no pids controller here and v1 pids: \(why)"
+            }
+        }
+    }
+
+    private static func chooseKind(_ requested: FreezerKind, name: String) throws(HostError) -> Choice {
         var notes: [String] = []
         if requested == .auto || requested == .cgroup2 {
             switch cgroupRoot(type: "cgroup2", controller: nil, name: name) {
             case .success(let (root, hierarchy)):
-                let freezer = Freezer(
+                return Choice(
                     kind: .cgroup2,
                     reason: "cgroup v2 is writable at \(root) (cgroup.freeze)"
                         + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")),
                     root: root,
                     hierarchyPath: hierarchy
                 )
-                return freezer
             case .failure(let why):
                 if requested == .cgroup2 { throw HostError(.freezerUnavailable, "--freezer cgroup2: \(why)") }
                 notes.append("cgroup v2: \(why)")
@@ -40,7 +95,7 @@ public struct Freezer: Sendable {
         if requested == .auto || requested == .cgroup1 {
             switch cgroupRoot(type: "cgroup", controller: "freezer", name: name) {
             case .success(let (root, hierarchy)):
-                return Freezer(
+                return Choice(
                     kind: .cgroup1,
                     reason: "the cgroup v1 freezer is writable at \(root) (freezer.state)"
                         + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")),
@@ -56,7 +111,7 @@ public struct Freezer: Sendable {
             requested == .signal
             ? "asked for signals (SIGSTOP/SIGCONT to every process of an app's session)"
             : "falling back to SIGSTOP/SIGCONT: " + notes.joined(separator: "; ")
-        return Freezer(kind: .signal, reason: reason, root: nil, hierarchyPath: nil)
+        return Choice(kind: .signal, reason: reason, root: nil, hierarchyPath: nil)
     }
 
     /// Makes the group an app's processes will run in (a fresh cgroup, or a session to fill).
@@ -66,16 +121,43 @@ public struct Freezer: Sendable {
             return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil)
         }
         let path = "\(root)/\(app)"
+        let pidsPath = pidsRoot.map { "\($0)/\(app)" }
         if access(path, F_OK) == 0 {
             // Left by a host that died: thaw it and take it over only if nothing lives there.
-            let stale = AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)")
+            let stale = AppProcessGroup(
+                kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)", pidsPath: pidsPath
+            )
             guard stale.processes().isEmpty else {
                 throw HostError(.launchFailed, "app \(app) already has processes in \(path): terminate it first")
             }
             try? stale.remove()
         }
         guard mkdir(path, 0o755) == 0 else { throw ProcFS.failure("cannot make \(path)", code: .launchFailed) }
-        return AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)")
+        let group = AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)", pidsPath: pidsPath)
+        do throws(HostError) {
+            try limit(group)
+        } catch {
+            try? group.remove()
+            throw error
+        }
+        return group
+    }
+
+    /// Writes the limits into a new group (the files stay the host's when it is delegated).
+    private func limit(_ group: AppProcessGroup) throws(HostError) {
+        guard let path = group.path else { return }
+        if kind == .cgroup2 {
+            try ProcFS.write("\(limits.groups)", to: "\(path)/cgroup.max.descendants")
+            try ProcFS.write("\(limits.depth)", to: "\(path)/cgroup.max.depth")
+        }
+        if let pidsPath = group.pidsPath {
+            if mkdir(pidsPath, 0o755) != 0, errno != EEXIST {
+                throw ProcFS.failure("cannot make \(pidsPath)", code: .launchFailed)
+            }
+            try ProcFS.write("\(limits.processes)", to: "\(pidsPath)/pids.max")
+        } else if access("\(path)/pids.max", F_OK) == 0 {
+            try ProcFS.write("\(limits.processes)", to: "\(path)/pids.max")
+        }
     }
 
     /// The groups found under the root (left by an earlier host), thawed.
@@ -93,7 +175,8 @@ public struct Freezer: Sendable {
                 kind: kind,
                 app: name,
                 path: "\(root)/\(name)",
-                hierarchyPath: "\(hierarchyPath)/\(name)"
+                hierarchyPath: "\(hierarchyPath)/\(name)",
+                pidsPath: pidsRoot.map { "\($0)/\(name)" }
             )
             group.thawNow()
             groups.append(group)
@@ -104,13 +187,15 @@ public struct Freezer: Sendable {
     /// Removes the root folder once it holds no group.
     public func removeRoot() {
         if let root { rmdir(root) }
+        if let pidsRoot { rmdir(pidsRoot) }
     }
 
     /// The writable root for the host's groups in a hierarchy of `type`, made if missing.
     private static func cgroupRoot(
         type: String,
         controller: String?,
-        name: String
+        name: String,
+        probe: String? = nil
     ) -> Result<(String, String), WhyNot> {
         let mounts = ProcFS.mounts(ofType: type).filter { mount in
             controller.map { mount.options.split(separator: ",").contains(Substring($0)) } ?? true
@@ -133,9 +218,8 @@ public struct Freezer: Sendable {
         if mkdir(root, 0o755) != 0, errno != EEXIST {
             return .failure(WhyNot(text: "cannot make \(root): \(String(cString: strerror(errno)).lowercased())"))
         }
-        let probe = type == "cgroup2" ? "\(root)/cgroup.freeze" : "\(root)/freezer.state"
         // A v2 root cgroup has no cgroup.freeze of its own; its children do, so probe with one.
-        let check = type == "cgroup2" ? "\(root)/cgroup.procs" : probe
+        let check = probe.map { "\(root)/\($0)" } ?? (type == "cgroup2" ? "\(root)/cgroup.procs" : "\(root)/freezer.state")
         guard access(check, W_OK) == 0 else {
             rmdir(root)
             return .failure(WhyNot(text: "\(check) is not writable"))

@@ -143,6 +143,8 @@ public struct HostRequest: Codable, Sendable, Hashable {
     public var identifiers: [String]?
     /// `wake-on-data`: the app's socket descriptors.
     public var sockets: [Int32]?
+    /// `launch`: variables the app gets beside the host's allow-list (`NAME=VALUE`).
+    public var environment: [String: String]?
 
     /// A request with its operation and app; set the other fields the operation needs.
     public init(_ op: Operation, app: String? = nil) {

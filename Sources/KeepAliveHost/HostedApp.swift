@@ -148,6 +148,8 @@ struct LaunchSpec {
     var modes: BackgroundModes
     var output: String?
     var user: AppUser
+    /// Added to the allow-list of the host's environment (`launch --env`).
+    var environment: [String: String] = [:]
 }
 
 extension Duration {

@@ -62,19 +62,20 @@ final class UnixSocket: Sendable {
         return socket
     }
 
-    /// Waits for the next connection; `nil` once the socket is shut down.
-    func accept() -> UnixSocket? {
+    /// The next waiting connection's descriptor (close-on-exec from the start: an app spawned
+    /// meanwhile never inherits a client), or `nil` when none waits (the socket is non-blocking)
+    /// or the socket is shut down.
+    func acceptNow() -> Int32? {
         while true {
-            // Close-on-exec from the start: an app spawned meanwhile never inherits a client.
             let client = cprocess_accept(descriptor)
-            if client >= 0 { return UnixSocket(descriptor: client) }
+            if client >= 0 { return client }
             if errno == ECONNABORTED { continue }
             return nil
         }
     }
 
-    /// The connected process's credentials.
-    func peer() -> Peer? {
+    /// The credentials of the process connected on `descriptor`, from `SO_PEERCRED`.
+    static func peer(of descriptor: Int32) -> Peer? {
         // struct ucred is { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields.
         var fields = [Int32](repeating: 0, count: 3)
         var length = socklen_t(MemoryLayout<Int32>.size * 3)
@@ -124,22 +125,6 @@ final class UnixSocket: Sendable {
             }
         }
     }
-
-    /// Reads and drops what the other end still sends (at most `limit` bytes), so that closing
-    /// after a refusal does not reset the connection before the refusal is read.
-    func drain(limit: Int = 1 << 20) {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        var total = 0
-        while total < limit {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }
-            total += count
-        }
-    }
-
-    /// Ends this side's writing: the other end reads to the end of what was sent, then EOF.
-    func shutDownWriting() { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// Stops reads and accepts in progress (another thread is blocked in them).
     func shutDown() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }

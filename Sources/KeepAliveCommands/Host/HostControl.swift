@@ -22,6 +22,14 @@ extension KeepAlive.HostCommand {
             )
         )
         var user: String?
+        @Option(
+            name: .customLong("env"),
+            help: ArgumentHelp(
+                "A variable for the app, NAME=VALUE (repeatable): apps get only PATH, LANG, TZ, HOME, USER, LOGNAME, the KEEPALIVE_ ones and these.",
+                valueName: "name=value"
+            )
+        )
+        var environment: [String] = []
         @Flag(help: "Start it in the background.") var background = false
         @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.") var command: [String] = []
 
@@ -32,6 +40,19 @@ extension KeepAlive.HostCommand {
             if BackgroundModes(parsing: modes) == nil {
                 throw ValidationError("--modes takes audio, location, fetch, processing or none, comma-separated")
             }
+            _ = try variables()
+        }
+
+        /// `--env` as the request carries it.
+        func variables() throws -> [String: String] {
+            var variables: [String: String] = [:]
+            for entry in environment {
+                guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                    throw ValidationError("--env takes NAME=VALUE, not '\(entry)'")
+                }
+                variables[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
+            }
+            return variables
         }
 
         func run() async throws {
@@ -41,6 +62,8 @@ extension KeepAlive.HostCommand {
             request.output = output.map { URL(fileURLWithPath: $0).path }
             request.active = !background
             request.user = user
+            let variables = try variables()
+            request.environment = variables.isEmpty ? nil : variables
             let reply = try await HostControl.send(request, socket: socket.socket)
             print("\(app): launched, pid \(reply.pid ?? 0), \(reply.state ?? "")")
         }

@@ -83,6 +83,36 @@ extension KeepAlive.HostCommand {
         )
         var monitors: String?
 
+        @Option(
+            name: .customLong("app-cgroups"),
+            help: ArgumentHelp("Groups an app may make inside its own (cgroup.max.descendants).", valueName: "count")
+        )
+        var appCgroups = AppGroupLimits().groups
+
+        @Option(
+            name: .customLong("app-cgroup-depth"),
+            help: ArgumentHelp("How deep an app's groups may nest (cgroup.max.depth).", valueName: "count")
+        )
+        var appCgroupDepth = AppGroupLimits().depth
+
+        @Option(
+            name: .customLong("app-processes"),
+            help: ArgumentHelp("Processes and threads an app may run at once (pids.max).", valueName: "count")
+        )
+        var appProcesses = AppGroupLimits().processes
+
+        @Option(
+            name: .customLong("connections-per-app"),
+            help: ArgumentHelp("Connections to the host an app's processes may hold open.", valueName: "count")
+        )
+        var connectionsPerApp = ControlLimits().connectionsPerApp
+
+        @Option(
+            name: .customLong("connections-per-user"),
+            help: ArgumentHelp("Connections to the host a user may hold open outside every app.", valueName: "count")
+        )
+        var connectionsPerUser = ControlLimits().connectionsPerUser
+
         @Flag(help: "One JSON object per line.")
         var json = false
 
@@ -125,6 +155,17 @@ extension KeepAlive.HostCommand {
                 guard !monitors.isEmpty else { throw ValidationError("--monitors needs a folder") }
                 configuration.monitorFolder = URL(fileURLWithPath: monitors)
             }
+            for (flag, value, least) in [
+                ("--app-cgroups", appCgroups, 0), ("--app-cgroup-depth", appCgroupDepth, 0), ("--app-processes", appProcesses, 1),
+                ("--connections-per-app", connectionsPerApp, 1), ("--connections-per-user", connectionsPerUser, 1),
+            ] where value < least {
+                throw ValidationError("\(flag) must be a whole number of at least \(least), not \(value)")
+            }
+            configuration.groupLimits.groups = appCgroups
+            configuration.groupLimits.depth = appCgroupDepth
+            configuration.groupLimits.processes = appProcesses
+            configuration.limits.connectionsPerApp = connectionsPerApp
+            configuration.limits.connectionsPerUser = connectionsPerUser
             configuration.watchdog = [
                 Self.executable, "host", "watchdog", "--freezer", kind.rawValue, "--name", name,
                 "--stopped-file", configuration.stoppedFile.path,

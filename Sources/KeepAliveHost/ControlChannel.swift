@@ -1,0 +1,322 @@
+import Dispatch
+import Glibc
+
+/// One client of a host socket on the server's event loop: whole request lines in, replies
+/// and notices out, never blocking, within the ``ControlLimits``.
+///
+/// Reads stop (the client waits, nobody else) while the client has more requests unanswered
+/// than allowed or has used up its rate; a line that does not end in time, a client idle too
+/// long (unless it is an app's) or one that does not read its replies is disconnected.
+///
+/// Unchecked `Sendable`: every stored property is used on `queue` only (each entry point hops
+/// there), and the queue is the server's, serial.
+final class ControlChannel: @unchecked Sendable {
+    private let descriptor: Int32
+    private let queue: DispatchQueue
+    private let limits: ControlLimits
+    private let reader: any DispatchSourceRead
+    private var writer: (any DispatchSourceWrite)?
+    /// Sources not yet cancelled: the descriptor is closed after the last one's cancel handler.
+    private var liveSources = 1
+    private var isReading = false
+    private var input: [UInt8] = []
+    private var output: [UInt8] = []
+    private var tokens: Double
+    private var refilled = DispatchTime.now()
+    private var lastRequest = DispatchTime.now()
+    private var lastWrite = DispatchTime.now()
+    private var lineBegan: DispatchTime?
+    private var drainingSince: DispatchTime?
+    private var drained = 0
+    /// Lines handed over and not yet answered.
+    private var queued = 0
+    private var isResumeScheduled = false
+    /// The client ended its side, or sent what is refused: no more lines are handed over.
+    private var inputEnded = false
+    private var shutsWritingWhenSent = false
+    private var closesWhenSent = false
+    private var isFinished = false
+    private var isApp = false
+    private var onLine: ([UInt8]) -> Void = { _ in }
+    private var onInputEnd: () -> Void = {}
+    private var onFinish: () -> Void = {}
+
+    init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits) {
+        self.descriptor = descriptor
+        self.queue = queue
+        self.limits = limits
+        tokens = Double(limits.requestBurst)
+        reader = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+    }
+
+    /// Starts reading: `line` gets each request line (on the queue), `inputEnded` once no more
+    /// will come, `finished` once the connection is closed.
+    func start(
+        line: @escaping ([UInt8]) -> Void,
+        inputEnded: @escaping () -> Void,
+        finished: @escaping () -> Void
+    ) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        onLine = line
+        onInputEnd = inputEnded
+        onFinish = finished
+        // The handlers hold the channel until the source is cancelled (Dispatch then lets them go).
+        reader.setEventHandler { self.readAvailable() }
+        reader.setCancelHandler { self.sourceCancelled() }
+        reader.activate()
+        isReading = true
+    }
+
+    // MARK: From any thread
+
+    /// Sends `bytes` after what was sent before.
+    func send(_ bytes: [UInt8]) { queue.async { self.enqueue(bytes) } }
+
+    /// The host answered one of the lines handed over: more may be read.
+    func lineHandled() {
+        queue.async {
+            self.queued -= 1
+            self.deliverLines()
+        }
+    }
+
+    /// The client said hello as an app: it is not closed for being idle (a frozen app is).
+    func identifyAsApp() { queue.async { self.isApp = true } }
+
+    /// After what was sent, ends this side's writing: the client reads to the end, then EOF.
+    /// What it still sends is read and dropped, so the close resets nothing it has not read.
+    func closeForWriting() {
+        queue.async {
+            self.endInput(draining: true)
+            self.shutsWritingWhenSent = true
+            self.flush()
+        }
+    }
+
+    /// Closes the connection once what was sent is out.
+    func close() {
+        queue.async {
+            self.input = []
+            self.endInput(draining: false)
+            self.closesWhenSent = true
+            self.flush()
+        }
+    }
+
+    // MARK: On the queue
+
+    /// Sends why the connection ends, and ends it as ``closeForWriting()`` does.
+    func refuse(_ reason: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        enqueue(HostProtocol.encode(HostReply(id: nil, ok: false, error: reason)))
+        endInput(draining: true)
+        shutsWritingWhenSent = true
+        flush()
+    }
+
+    /// The timeouts, at `now`: a line that does not end, a client idle too long, one that
+    /// reads nothing of what it is sent, a refused one that keeps sending.
+    func enforceTimeouts(at now: DispatchTime) {
+        guard !isFinished else { return }
+        func older(_ instant: DispatchTime, than limit: Duration) -> Bool {
+            now.uptimeNanoseconds >= instant.uptimeNanoseconds
+                && Duration.nanoseconds(Int64(now.uptimeNanoseconds - instant.uptimeNanoseconds)) > limit
+        }
+        if let drainingSince, older(drainingSince, than: limits.lineTimeout) { return finish() }
+        if !output.isEmpty, older(lastWrite, than: limits.lineTimeout) { return finish() }
+        guard !inputEnded else { return }
+        if let lineBegan, older(lineBegan, than: limits.lineTimeout) {
+            return refuse("a request line must end within \(limits.lineTimeout)")
+        }
+        if !isApp, queued == 0, input.isEmpty, older(lastRequest, than: limits.idleTimeout) {
+            return refuse("closed after \(limits.idleTimeout) without a request")
+        }
+    }
+
+    private func readAvailable() {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var total = 0
+        while total < 65_536, !isFinished {  // then the others' turn
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
+            guard count > 0 else {  // the end, or the connection reset
+                pauseReading()
+                if count < 0 { return finish() }
+                if drainingSince != nil {  // refused: closed once the refusal is out
+                    closesWhenSent = true
+                    return flush()
+                }
+                endInput(draining: false)
+                return deliverLines()
+            }
+            total += count
+            if drainingSince != nil {
+                drained += count
+                if drained > 1 << 20 { return finish() }
+                continue
+            }
+            input.append(contentsOf: chunk[0..<count])
+        }
+        deliverLines()
+    }
+
+    /// Hands over whole lines while the client's queue and rate allow; else reads no more
+    /// until they do.
+    private func deliverLines() {
+        guard !isFinished, drainingSince == nil else { return }
+        while let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
+            if newline == 0 {  // an empty line asks nothing
+                input.removeFirst()
+                continue
+            }
+            guard queued < limits.queuedRequests else { return pauseReading() }
+            guard takeToken() else { return pauseReading() }
+            let line = Array(input[..<newline])
+            input.removeSubrange(...newline)
+            queued += 1
+            lastRequest = .now()
+            onLine(line)
+        }
+        if input.count > HostProtocol.maximumLineLength {  // handed over whole: the host refuses it
+            let line = input
+            input = []
+            queued += 1
+            onLine(line)
+            endInput(draining: true)
+            return
+        }
+        lineBegan = input.isEmpty ? nil : (lineBegan ?? .now())
+        if inputEnded {
+            if !input.isEmpty { input = [] }  // a last line without its newline is not a request
+            onInputEnd()
+            onInputEnd = {}
+        } else if !isReading {
+            reader.resume()
+            isReading = true
+        }
+    }
+
+    private func takeToken() -> Bool {
+        let now = DispatchTime.now()
+        let seconds = Double(now.uptimeNanoseconds - refilled.uptimeNanoseconds) / 1e9
+        refilled = now
+        tokens = min(Double(limits.requestBurst), tokens + seconds * Double(limits.requestsPerSecond))
+        if tokens >= 1 {
+            tokens -= 1
+            return true
+        }
+        if !isResumeScheduled {
+            isResumeScheduled = true
+            let wait = (1 - tokens) / Double(limits.requestsPerSecond)
+            queue.asyncAfter(deadline: .now() + wait) { [weak self] in
+                guard let self else { return }
+                isResumeScheduled = false
+                deliverLines()
+            }
+        }
+        return false
+    }
+
+    private func pauseReading() {
+        guard isReading else { return }
+        reader.suspend()
+        isReading = false
+    }
+
+    /// No more lines: the client ended, was refused, or is being closed.
+    private func endInput(draining: Bool) {
+        if draining, drainingSince == nil {
+            drainingSince = .now()
+            input = []
+            if !isReading, !isFinished {
+                reader.resume()  // to read and drop what it sends
+                isReading = true
+            }
+        }
+        guard !inputEnded else { return }
+        inputEnded = true
+        lineBegan = nil
+        if draining || input.firstIndex(of: UInt8(ascii: "\n")) == nil {
+            input = []
+            onInputEnd()
+            onInputEnd = {}
+        }
+    }
+
+    private func enqueue(_ bytes: [UInt8]) {
+        guard !isFinished else { return }
+        if output.isEmpty { lastWrite = .now() }
+        output.append(contentsOf: bytes)
+        guard output.count <= limits.unsentBytes else { return finish() }  // it reads nothing
+        flush()
+    }
+
+    private func flush() {
+        guard !isFinished else { return }
+        while !output.isEmpty {
+            let sent = output.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if sent < 0, errno == EINTR { continue }
+            if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK { return waitUntilWritable() }
+            guard sent > 0 else { return finish() }  // the client is gone
+            output.removeFirst(sent)
+            lastWrite = .now()
+        }
+        if let writer {
+            self.writer = nil
+            writer.cancel()
+        }
+        if closesWhenSent { return finish() }
+        if shutsWritingWhenSent {
+            shutsWritingWhenSent = false
+            shutdown(descriptor, Int32(SHUT_WR))
+        }
+    }
+
+    private func waitUntilWritable() {
+        guard writer == nil else { return }
+        let writer = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
+        writer.setEventHandler { self.flush() }
+        writer.setCancelHandler { self.sourceCancelled() }
+        liveSources += 1
+        self.writer = writer
+        writer.activate()
+    }
+
+    /// Closes the connection now: no more reads or writes.
+    private func finish() {
+        guard !isFinished else { return }
+        isFinished = true
+        if !isReading { reader.resume() }  // a suspended source may not be cancelled
+        isReading = false
+        reader.cancel()
+        writer?.cancel()
+        writer = nil
+        output = []
+        input = []
+        if !inputEnded {
+            inputEnded = true
+            onInputEnd()
+            onInputEnd = {}
+        }
+        onFinish()
+        onFinish = {}
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 { Glibc.close(descriptor) }
+    }
+
+    /// The host is done with the connection: closed once what waits is sent (a refused
+    /// client's, once it stops sending or the drain's time is up).
+    func finishIfDone() {
+        queue.async {
+            self.input = []
+            self.endInput(draining: false)
+            guard self.drainingSince == nil else { return }
+            self.closesWhenSent = true
+            self.flush()
+        }
+    }
+}
