@@ -336,7 +336,7 @@ extension AppHost {
         if freezer.kind == .signal, user.uid != host.uid, !configuration.allowsSignalsForOtherUsers {
             throw HostError(
                 .notPermitted,
-                "with the signal freezer an app can leave its session (setsid) and run on unfrozen, so apps of other users (\(user.name)) are refused: use a cgroup freezer, or start the host with --signal-other-users"
+                "with the signal freezer any process of \(user.name)'s outside the app can thaw it (SIGCONT), so apps of other users are refused: use a cgroup freezer, or start the host with --signal-other-users"
             )
         }
         return user

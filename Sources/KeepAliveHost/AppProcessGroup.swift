@@ -36,12 +36,23 @@ public final class AppProcessGroup: Sendable {
     /// v2 group cannot count them.
     let pidsPath: String?
 
-    init(kind: FreezerKind, app: String, path: String?, hierarchyPath: String?, pidsPath: String? = nil) {
+    /// With signals: every process the app started, wherever it went, by the kernel's word.
+    let events: ProcessEvents?
+
+    init(
+        kind: FreezerKind,
+        app: String,
+        path: String?,
+        hierarchyPath: String?,
+        pidsPath: String? = nil,
+        events: ProcessEvents? = nil
+    ) {
         self.kind = kind
         self.app = app
         self.path = path
         self.hierarchyPath = hierarchyPath
         self.pidsPath = pidsPath
+        self.events = events
     }
 
     /// The files a process writes its pid to, to join (`cgroup.procs`); none with signals.
@@ -50,7 +61,10 @@ public final class AppProcessGroup: Sendable {
     /// The app's first process, once launched.
     public var leader: Int32? {
         get { state.withLock { $0.leader } }
-        set { state.withLock { $0.leader = newValue } }
+        set {
+            state.withLock { $0.leader = newValue }
+            if let newValue { events?.follow(newValue, as: app) }
+        }
     }
 
     /// Processes stopped with SIGSTOP now, for a watchdog to continue if the host dies.
@@ -103,10 +117,11 @@ public final class AppProcessGroup: Sendable {
             pids = folders().flatMap { folder in
                 (KernelFile.read("\(folder)/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
             }
-        } else if let leader {
-            pids = ProcFS.allProcesses().filter { ProcFS.session(of: $0) == leader }
         } else {
-            pids = []
+            // The session, what the kernel saw the app start wherever it went (setsid, orphaned
+            // to pid 1), and their children it has not told of yet.
+            let followed = Set(events?.processes(of: app) ?? []).union(leader.map { [$0] } ?? [])
+            pids = ProcessTable.now().processes(descendingFrom: followed, session: leader).sorted()
         }
         return pids.filter { ProcFS.state(of: $0) != "Z" }
     }
@@ -175,6 +190,7 @@ public final class AppProcessGroup: Sendable {
             guard let hierarchyPath, let own = ProcFS.cgroup(of: pid, controller: "freezer") else { return false }
             return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
         case .signal, .auto:
+            if events?.isFollowed(pid, as: app) == true { return true }
             guard let leader else { return false }
             return ProcFS.session(of: pid) == leader
         }

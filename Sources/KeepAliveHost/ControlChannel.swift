@@ -37,12 +37,18 @@ final class ControlChannel: @unchecked Sendable {
     private var closesWhenSent = false
     private var isFinished = false
     private var isApp = false
+    private var hasRequested = false
+    /// On the apps' socket a connection that has not said hello is closed when idle, however
+    /// many requests it made; on the control socket only one that never asked anything is (a
+    /// compositor holds its connection between moves).
+    private let isIdleAfterRequests: Bool
     private var onLine: ([UInt8]) -> Void = { _ in }
     private var onInputEnd: () -> Void = {}
     private var onFinish: () -> Void = {}
 
-    init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits) {
+    init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits, forApps: Bool) {
         self.descriptor = descriptor
+        isIdleAfterRequests = forApps
         self.queue = queue
         self.limits = limits
         tokens = Double(limits.requestBurst)
@@ -128,7 +134,7 @@ final class ControlChannel: @unchecked Sendable {
         if let lineBegan, older(lineBegan, than: limits.lineTimeout) {
             return refuse("a request line must end within \(limits.lineTimeout)")
         }
-        if !isApp, queued == 0, input.isEmpty, older(lastRequest, than: limits.idleTimeout) {
+        if !isApp, isIdleAfterRequests || !hasRequested, queued == 0, input.isEmpty, older(lastRequest, than: limits.idleTimeout) {
             return refuse("closed after \(limits.idleTimeout) without a request")
         }
     }
@@ -176,6 +182,7 @@ final class ControlChannel: @unchecked Sendable {
             input.removeSubrange(...newline)
             queued += 1
             lastRequest = .now()
+            hasRequested = true
             onLine(line)
         }
         if input.count > HostProtocol.maximumLineLength {  // handed over whole: the host refuses it

@@ -8,8 +8,9 @@ public struct ControlLimits: Sendable, Hashable {
     public var connectionsPerApp = 8
     /// Connections open at once from one user's processes outside every app.
     public var connectionsPerUser = 32
-    /// A connection that is not an app's (no `hello`) is closed after this long without a
-    /// request, the first one included.
+    /// A connection on the control socket that asks nothing this long after it connected, or
+    /// one on the apps' socket that has not said hello and asks nothing for this long, is
+    /// closed. (A compositor's connection that asked once stays open; so does an app's.)
     public var idleTimeout: Duration = .seconds(30)
     /// A request line begun must end within this long.
     public var lineTimeout: Duration = .seconds(10)

@@ -130,7 +130,7 @@ final class ControlServer: Sendable {
         }
         loop.number += 1
         let number = loop.number
-        let channel = ControlChannel(descriptor: client, queue: loop.queue, limits: loop.limits)
+        let channel = ControlChannel(descriptor: client, queue: loop.queue, limits: loop.limits, forApps: loop.isForApps)
         let connection = ControlConnection(channel: channel, peer: peer, number: number, isApp: loop.isForApps)
         let caller = loop.owner(peer.pid).map(Caller.app) ?? .user(peer.uid)
         let refusal = refusal(of: peer, loop: loop) ?? limitRefusal(of: caller, loop: loop)

@@ -19,6 +19,9 @@ public struct Freezer: Sendable {
     let pidsRoot: String?
     /// Why apps' processes are not limited, when they are not.
     public let processLimitNote: String?
+    /// The kernel's process events, by which the signal freezer follows every process an app
+    /// starts (`nil` with a cgroup freezer: a cgroup holds its processes' children).
+    let events: ProcessEvents?
 
     /// Chooses the freezer: the one asked for, or with `.auto` the first that works here.
     ///
@@ -35,6 +38,15 @@ public struct Freezer: Sendable {
     ) throws(HostError) -> Freezer {
         var found = try chooseKind(requested, name: name)
         found.setProcessLimit(name: name)
+        var events: ProcessEvents?
+        if found.kind == .signal {
+            do throws(HostError) {
+                events = try ProcessEvents()
+            } catch {
+                let why = requested == .signal ? "--freezer signal" : "no cgroup freezer, and signals cannot be used either"
+                throw HostError(.freezerUnavailable, "\(why): \(error.message)" + (requested == .signal ? "" : " (\(found.reason))"))
+            }
+        }
         return Freezer(
             kind: found.kind,
             reason: found.reason,
@@ -42,7 +54,8 @@ public struct Freezer: Sendable {
             hierarchyPath: found.hierarchyPath,
             limits: limits,
             pidsRoot: found.pidsRoot,
-            processLimitNote: found.note
+            processLimitNote: found.note,
+            events: events
         )
     }
 
@@ -109,8 +122,8 @@ public struct Freezer: Sendable {
         }
         let reason =
             requested == .signal
-            ? "asked for signals (SIGSTOP/SIGCONT to every process of an app's session)"
-            : "falling back to SIGSTOP/SIGCONT: " + notes.joined(separator: "; ")
+            ? "asked for signals (SIGSTOP/SIGCONT to every process of an app's session and every process it started, followed by the kernel's process events)"
+            : "falling back to SIGSTOP/SIGCONT (every process an app started, followed by the kernel's process events): " + notes.joined(separator: "; ")
         return Choice(kind: .signal, reason: reason, root: nil, hierarchyPath: nil)
     }
 
@@ -118,7 +131,7 @@ public struct Freezer: Sendable {
     /// ``AppProcessGroup/delegate(to:)`` gives it to the app's user once the app is in it.
     public func makeGroup(for app: String) throws(HostError) -> AppProcessGroup {
         guard let root, let hierarchyPath else {
-            return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil)
+            return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil, events: events)
         }
         let path = "\(root)/\(app)"
         let pidsPath = pidsRoot.map { "\($0)/\(app)" }

@@ -59,7 +59,7 @@ extension KeepAlive.HostCommand {
 
         @Flag(
             name: .customLong("signal-other-users"),
-            help: "With --freezer signal, run apps of users other than the host's (they can leave their session)."
+            help: "With --freezer signal, run apps of users other than the host's (a process of theirs outside the app can SIGCONT it)."
         )
         var signalOtherUsers = false
 
