@@ -166,14 +166,21 @@ extension AppHost {
         notice.monitorEvent = event
         notice.received = received
         let delivery: LocationEventDelivery
-        if app.pid == nil {  // watched only when it may be launched: not quit by the user, not adopted
+        app.model.advance(to: elapsed)
+        let mustWake = app.pid == nil || app.model.state == .suspended
+        if mustWake, app.waitingWakes.contains(.event) || !app.eventWakes.allows(at: elapsed) {
+            app.pending.append(notice)  // told at the next wake its budget allows
+            putOff(.event, of: app)
+            delivery = .deferred
+        } else if app.pid == nil {  // watched only when it may be launched: not quit by the user, not adopted
+            app.eventWakes.spend(at: elapsed)
             app.pending.append(notice)
             relaunch(app, reason: HostNotice.Kind.locationEvent.rawValue)
             delivery = .launched
         } else {
             switch app.model.state {
             case .background, .suspended:
-                app.model.advance(to: elapsed)
+                if mustWake { app.eventWakes.spend(at: elapsed) }
                 app.model.wakeForLocationEvent()  // a suspended app resumes: thawed, then told
                 delivery = .woken
             default:

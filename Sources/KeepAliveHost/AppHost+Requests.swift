@@ -140,13 +140,17 @@ extension AppHost {
             guard let kind = BackgroundTaskRequest.Kind(rawValue: request.kind ?? "refresh") else {
                 throw HostError(.badRequest, "schedule kind is refresh or processing, not \(request.kind ?? "")")
             }
-            let earliest = request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) }
+            let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
+            // A task is a wake of its own: it begins no sooner than the budget allows, and counts.
+            let begin = app.eventWakes.nextWake(from: asked)
+            app.eventWakes.spend(at: begin)
+            if begin > asked { reply.begins = (begin - app.model.now).secondsValue }
             do {
                 try app.model.submit(
                     BackgroundTaskRequest(
                         identifier: name,
                         kind: kind,
-                        earliestBeginDate: earliest.map { app.model.now + $0 },
+                        earliestBeginDate: request.earliest == nil && begin == asked ? nil : begin,
                         requiresExternalPower: request.power ?? false,
                         requiresNetworkConnectivity: request.network ?? false
                     )
@@ -235,6 +239,9 @@ extension AppHost {
         membership.add(group)
         if let previous {
             app.monitor = previous.monitor
+            app.dataWakes = previous.dataWakes
+            app.eventWakes = previous.eventWakes
+            app.waitingWakes = previous.waitingWakes.subtracting([.data])  // its sockets were the old process's
             app.pending = previous.pending
             previous.pending.removeAll()
         }

@@ -39,8 +39,62 @@ extension AppHost {
         app.socketWake?.stop()
         app.socketWake = nil
         app.model.advance(to: elapsed)
+        guard app.dataWakes.allows(at: elapsed) else { return putOff(.data, of: app) }
+        app.dataWakes.spend(at: elapsed)
         app.model.wakeForLocationEvent()
         emit(.wokenForData(app: id))
+    }
+
+    /// A wake the app's budget does not allow now: done at the next one it does.
+    func putOff(_ cause: WakeCause, of app: HostedApp) {
+        guard app.waitingWakes.insert(cause).inserted else { return }
+        let budget = cause == .data ? app.dataWakes : app.eventWakes
+        emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: budget.nextWake(from: elapsed) - elapsed))
+        poke()
+    }
+
+    /// When the wakes put off fall due: the run loop wakes then.
+    func waitingWakeTimes() -> [Duration] {
+        apps.values.flatMap { app in
+            app.waitingWakes.map { ($0 == .data ? app.dataWakes : app.eventWakes).nextWake(from: elapsed) }
+        }
+    }
+
+    /// Does the wakes put off that the budgets now allow (or that need no wake any more).
+    func serveWaitingWakes() {
+        let now = elapsed
+        for app in apps.values where !app.waitingWakes.isEmpty {
+            if app.waitingWakes.contains(.data) {
+                if app.model.state != .suspended || app.pid == nil {
+                    app.waitingWakes.remove(.data)  // it runs, and reads its data itself
+                } else if app.dataWakes.allows(at: now) {
+                    app.waitingWakes.remove(.data)
+                    app.dataWakes.spend(at: now)
+                    app.model.wakeForLocationEvent()
+                    emit(.wokenForData(app: app.id))
+                }
+            }
+            guard app.waitingWakes.contains(.event) else { continue }
+            if app.pid == nil {
+                guard app.mayBeLaunched else {
+                    app.waitingWakes.remove(.event)
+                    continue
+                }
+                guard app.eventWakes.allows(at: now) else { continue }
+                app.waitingWakes.remove(.event)
+                app.eventWakes.spend(at: now)
+                relaunch(app, reason: HostNotice.Kind.locationEvent.rawValue)
+            } else if app.model.state == .suspended {
+                guard app.eventWakes.allows(at: now) else { continue }
+                app.waitingWakes.remove(.event)
+                app.eventWakes.spend(at: now)
+                app.model.wakeForLocationEvent()
+                flushPending(app)
+            } else {
+                app.waitingWakes.remove(.event)
+                flushPending(app)
+            }
+        }
     }
 }
 

@@ -121,6 +121,9 @@ public actor AppHost {
         case thawed(app: String, latency: Duration)
         /// A frozen app was woken: data came on a socket it named (`wake-on-data`).
         case wokenForData(app: String)
+        /// A wake of a suspended or exited app (`cause`: data, a location event) waits `after`
+        /// for the next one its budget allows (``WakeBudget``).
+        case wakePutOff(app: String, cause: String, after: Duration)
         /// An app was killed, and why.
         case killed(app: String, reason: String)
         /// One of an app's processes was found outside its group (the app is killed for it).
@@ -249,7 +252,9 @@ public actor AppHost {
             let elapsed = self.elapsed
             for app in apps.values { app.model.advance(to: elapsed) }
             housekeeping()
-            var next = (apps.values.compactMap(\.model.nextEventTime) + relaunchTimes()).min() ?? .seconds(Int64.max / 2)
+            serveWaitingWakes()
+            var next = (apps.values.compactMap(\.model.nextEventTime) + relaunchTimes() + waitingWakeTimes()).min()
+                ?? .seconds(Int64.max / 2)
             if needsLooking { next = min(next, elapsed + configuration.housekeepingInterval) }
             await sleep(until: next)
         }

@@ -172,6 +172,9 @@ public struct HostReply: Codable, Sendable, Hashable {
     /// `begin-task`: false when the task was refused (the app is not running).
     public var granted: Bool?
     /// `launch`: the app's first process.
+    /// `schedule`: seconds from now the task may begin at the soonest, when the app's wake
+    /// budget put it later than asked (``WakeBudget``).
+    public var begins: Double?
     public var pid: Int32?
     /// `status`.
     public var apps: [HostAppStatus]?
@@ -262,4 +265,8 @@ public struct HostAppStatus: Codable, Sendable, Hashable {
     public var escaped: [String]?
     /// How many conditions the host watches for it (`nil`: it never asked).
     public var conditions: Int?
+    /// Its wake budgets now: `data 0 of 1, events 10 of 10` (see ``WakeBudget``).
+    public var wakes: String?
+    /// Wakes its budgets put off, each with when it comes.
+    public var waiting: [String]?
 }

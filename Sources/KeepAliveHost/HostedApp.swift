@@ -54,6 +54,12 @@ final class HostedApp {
     var mayBeLaunched: Bool { pid == nil && !quitByUser && launchSpec != nil }
     /// Being launched again by the host, for an event or a task.
     var isRelaunching = false
+    /// Pushes (data on a socket it named): woken at most as often as this allows.
+    var dataWakes = WakeBudget.data
+    /// Location events and scheduled tasks that wake or launch it.
+    var eventWakes = WakeBudget.events
+    /// Wakes its budgets put off, done at the next wake they allow.
+    var waitingWakes: Set<WakeCause> = []
     /// Launched by the host for a location event: it gets the event's budget once in the background.
     var launchedForEvent = false
 
@@ -104,7 +110,12 @@ final class HostedApp {
             cpu: group.cpuTime().secondsValue,
             user: user.name,
             escaped: escapes.isEmpty ? nil : escapes.map(\.description),
-            conditions: monitor.map { $0.identifiers.count }
+            conditions: monitor.map { $0.identifiers.count },
+            wakes: "data \(dataWakes.remaining(at: model.now)) of \(dataWakes.burst), events \(eventWakes.remaining(at: model.now)) of \(eventWakes.burst)",
+            waiting: waitingWakes.isEmpty ? nil : WakeCause.allCases.filter(waitingWakes.contains).map { cause in
+                let budget = cause == .data ? dataWakes : eventWakes
+                return "\(cause.rawValue): at the next wake its budget allows, in \((budget.nextWake(from: model.now) - model.now).secondsText)"
+            }
         )
     }
 
@@ -143,6 +154,12 @@ final class HostedApp {
 }
 
 /// What the host needs to launch an app again: its command, modes, output and user.
+/// What woke, or would wake, an app that is not its user's doing.
+enum WakeCause: String, Hashable, CaseIterable {
+    case data = "data on a socket it named"
+    case event = "a location event"
+}
+
 struct LaunchSpec {
     var command: [String]
     var modes: BackgroundModes

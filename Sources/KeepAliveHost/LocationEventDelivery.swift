@@ -6,7 +6,10 @@ public enum LocationEventDelivery: String, Sendable, Hashable, CustomStringConve
     case woken
     /// The app was not running: launched for it, told after its hello.
     case launched
+    /// The app was suspended or not running and its wake budget is spent: told at the next
+    /// wake the budget allows (see ``WakeBudget``).
+    case deferred
 
-    /// `told`, `woken`, `launched`.
+    /// `told`, `woken`, `launched`, `deferred`.
     public var description: String { rawValue }
 }

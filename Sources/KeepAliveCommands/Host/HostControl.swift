@@ -95,6 +95,8 @@ extension KeepAlive.HostCommand {
                     if !status.alive.isEmpty { line += "\n  alive: " + status.alive.joined(separator: "; ") }
                     if let reason = status.reason { line += "\n  reason: \(reason)" }
                     for escape in status.escaped ?? [] { line += "\n  escaped: \(escape)" }
+                    if let wakes = status.wakes { line += "\n  wakes left: \(wakes)" }
+                    for waiting in status.waiting ?? [] { line += "\n  waiting: \(waiting)" }
                     print(line)
                 }
             }

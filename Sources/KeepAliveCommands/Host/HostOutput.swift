@@ -48,6 +48,12 @@ struct HostOutput: Sendable {
             object["app"] = .string(app)
             object["reason"] = .string("data")
             text = "\(app): woken: data on a socket it named"
+        case .wakePutOff(let app, let cause, let after):
+            object["event"] = "wake-put-off"
+            object["app"] = .string(app)
+            object["cause"] = .string(cause)
+            object["after"] = .number(after.seconds)
+            text = "\(app): not woken for \(cause): its wake budget is spent; the next wake in \(after.secondsText)"
         case .killed(let app, let reason):
             object["event"] = "killed"
             object["app"] = .string(app)
