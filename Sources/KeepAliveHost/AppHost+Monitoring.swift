@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import KeepAliveCore
 import KeepAliveMonitoring
 
@@ -167,11 +168,27 @@ extension AppHost {
         notice.received = received
         let delivery: LocationEventDelivery
         app.model.advance(to: elapsed)
-        let mustWake = app.pid == nil || app.model.state == .suspended
+        // Adopted from a host that died, and not connected to this one: it cannot be told.
+        let isUnreachable = app.isAdopted && app.connection == nil && app.launchSpec != nil && !app.quitByUser
+        let mustWake = app.pid == nil || app.model.state == .suspended || isUnreachable
         if mustWake, app.waitingWakes.contains(.event) || !app.eventWakes.allows(at: elapsed) {
             app.pending.append(notice)  // told at the next wake its budget allows
             putOff(.event, of: app)
             delivery = .deferred
+        } else if isUnreachable {
+            // Stopped, and launched again for it once its group is gone, as an app that exited is.
+            app.eventWakes.spend(at: elapsed)
+            app.pending.append(notice)
+            app.relaunchReason = HostNotice.Kind.locationEvent.rawValue
+            app.reason = "adopted and not connected to this host: launched again for its location event"
+            app.group.thawNow()
+            stopEverything(of: app, with: SIGTERM)
+            Task { [clock, grace = configuration.terminationGrace] in
+                try? await clock.sleep(for: grace)
+                if self.apps[app.id] === app, app.pid != nil { self.stopEverything(of: app, with: SIGKILL) }
+            }
+            poke()
+            delivery = .launched
         } else if app.pid == nil {  // watched only when it may be launched: not quit by the user, not adopted
             app.eventWakes.spend(at: elapsed)
             app.pending.append(notice)

@@ -51,6 +51,7 @@ extension AppHost {
                 app.reason = "terminated by request"
                 app.quitByUser = true  // as an iOS user's quit: not launched again for its events
                 app.model.terminate()
+                saveRecord(of: app)  // before it is stopped: no host launches it again
                 updateWatch()
             }
             var reply = HostReply(id: nil)
@@ -158,6 +159,7 @@ extension AppHost {
             } catch {
                 throw HostError(.notPermitted, "app \(app.id): \(error.message)")
             }
+            saveRecord(of: app)
         case .complete:
             guard let running = app.model.runningScheduledTask, running.identifier == request.name else {
                 throw HostError(
@@ -278,6 +280,7 @@ extension AppHost {
             throw error
         }
         restoreConditions(of: app)
+        saveRecord(of: app)
         let changes = authorization.changes()
         app.watcher = Task { [weak self] in
             for await snapshot in changes { await self?.authorizationChanged(id, to: snapshot.status) }

@@ -230,6 +230,10 @@ public actor AppHost {
             watchdogPipe = try HostWatchdog.start(command)
         }
         for app in adopted { apps[app.id] = app }
+        for app in Self.recordedApps(configuration, freezer: freezer, adopted: adopted, logger: logger, emit: emit) {
+            apps[app.id] = app
+            membership.add(app.group)
+        }
     }
 
     /// Serves apps until the task is cancelled, then stops them (thawed first: SIGTERM, then
@@ -238,6 +242,10 @@ public actor AppHost {
         let notes = [freezer.reason, freezer.processLimitNote, AppConfinement.description].compactMap { $0 }
         emit(.started(freezer: freezer.kind, reason: notes.joined(separator: "; "), socket: configuration.socketPath))
         for app in apps.values where app.isAdopted { observe(app) }
+        for app in apps.values {
+            restoreConditions(of: app)  // adopted or not running: watched for their events again
+            if app.pid == nil { serveScheduledTasks(app) }
+        }
         for server in [server, appServer] {
             server.start(
                 handle: { request, connection in await self.handle(request, from: connection) },
@@ -404,12 +412,21 @@ public actor AppHost {
         recordStopped()
         app.watcher?.cancel()
         updateWatch()
+        saveRecord(of: app)  // its scheduled work as it is now
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.
-        Task.detached { [group = app.group, clock] in
+        Task.detached { [group = app.group, clock, id = app.id] in
             for _ in 0..<200 where !group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
             try? group.remove()
+            await self.groupRemoved(id)
         }
+    }
+
+    /// An exited app's group is gone: launched again now if that was asked.
+    private func groupRemoved(_ id: String) {
+        guard let app = apps[id], app.pid == nil, let reason = app.relaunchReason else { return }
+        app.relaunchReason = nil
+        if app.mayBeLaunched { relaunch(app, reason: reason) }
     }
 
     private func stopAll() async {

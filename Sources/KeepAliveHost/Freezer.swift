@@ -173,6 +173,14 @@ public struct Freezer: Sendable {
         }
     }
 
+    /// The group `app` would have, made or not (for an app that is not running).
+    func group(for app: String) -> AppProcessGroup {
+        guard let root, let hierarchyPath else { return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil, events: events) }
+        return AppProcessGroup(
+            kind: kind, app: app, path: "\(root)/\(app)", hierarchyPath: "\(hierarchyPath)/\(app)", pidsPath: pidsRoot.map { "\($0)/\(app)" }
+        )
+    }
+
     /// The groups found under the root (left by an earlier host), thawed.
     public func thawLeftovers() -> [AppProcessGroup] {
         guard let root, let hierarchyPath, let directory = opendir(root) else { return [] }

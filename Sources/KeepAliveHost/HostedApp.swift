@@ -54,6 +54,8 @@ final class HostedApp {
     var mayBeLaunched: Bool { pid == nil && !quitByUser && launchSpec != nil }
     /// Being launched again by the host, for an event or a task.
     var isRelaunching = false
+    /// Launched again for this reason once its processes are gone and its group removed.
+    var relaunchReason: String?
     /// Pushes (data on a socket it named): woken at most as often as this allows.
     var dataWakes = WakeBudget.data
     /// Location events and scheduled tasks that wake or launch it.

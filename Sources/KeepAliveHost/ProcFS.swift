@@ -50,6 +50,10 @@ enum ProcFS {
         return text[text.index(after: close)...].split(separator: " ")
     }
 
+    /// When the process started, in clock ticks since boot: with its pid, it names one process
+    /// (a pid is used again; a pid and its start time are not).
+    static func startTime(of pid: pid_t) -> UInt64? { stat(pid).flatMap { $0.count > 19 ? UInt64($0[19]) : nil } }
+
     /// The process's session id.
     static func session(of pid: pid_t) -> pid_t? { stat(pid).flatMap { $0.count > 3 ? pid_t($0[3]) : nil } }
 

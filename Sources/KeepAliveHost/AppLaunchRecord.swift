@@ -1,0 +1,148 @@
+import FoundationEssentials
+import Glibc
+import KeepAliveCore
+import Logging
+
+/// What the host keeps of an app beside its monitor (`APP.launch` in the monitor folder,
+/// written atomically), so that the next host, after a crash or a power cut, launches it for
+/// its events and due tasks as this one would have, and never one its user quit.
+struct AppLaunchRecord: Codable, Sendable, Hashable {
+    var command: [String]
+    /// The user it runs as, by id (looked up again on reading).
+    var uid: UInt32
+    var modes: [String]
+    var output: String?
+    var environment: [String: String]
+    /// The user quit it (`terminate`): it is not launched again for anything.
+    var terminated: Bool
+    /// Scheduled work waiting for it.
+    var tasks: [ScheduledTask]
+    /// Its first process while it runs, with that process's start time: the signal freezer has
+    /// no group to find again, so the next host takes the app back by these.
+    var leader: Int32?
+    var leaderStart: UInt64?
+
+    struct ScheduledTask: Codable, Sendable, Hashable {
+        var identifier: String
+        var kind: String
+        /// When it may begin, by the wall clock (`nil`: at once).
+        var begins: Date?
+        var power: Bool
+        var network: Bool
+    }
+
+    /// The record's file for `app` in `folder`.
+    static func file(for app: String, in folder: URL) -> URL { folder.appendingPathComponent("\(app).launch") }
+
+    /// Every record in `folder`, by app id; a file that cannot be read is named in `failures`.
+    static func all(in folder: URL) -> (records: [String: AppLaunchRecord], failures: [String]) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ([:], []) }
+        var records: [String: AppLaunchRecord] = [:]
+        var failures: [String] = []
+        for name in names where name.hasSuffix(".launch") && !name.hasPrefix(".") {
+            let file = folder.appendingPathComponent(name)
+            do {
+                let record = try JSONDecoder().decode(AppLaunchRecord.self, from: Data(contentsOf: file))
+                records[String(name.dropLast(".launch".count))] = record
+            } catch {
+                failures.append("cannot read \(file.path) (\(error)): remove it, or launch the app again")
+            }
+        }
+        return (records, failures)
+    }
+}
+
+extension AppHost {
+    /// Writes `app`'s record now: its launch, whether its user quit it, its scheduled work.
+    func saveRecord(of app: HostedApp) {
+        guard let folder = configuration.monitorFolder, let spec = app.launchSpec else { return }
+        let now = Date()
+        let record = AppLaunchRecord(
+            command: spec.command,
+            uid: spec.user.uid,
+            modes: spec.modes.names,
+            output: spec.output,
+            environment: spec.environment,
+            terminated: app.quitByUser,
+            tasks: app.model.pendingTaskRequests.map { request in
+                AppLaunchRecord.ScheduledTask(
+                    identifier: request.identifier,
+                    kind: request.kind.rawValue,
+                    begins: request.earliestBeginDate.map { now.addingTimeInterval(($0 - app.model.now).secondsValue) },
+                    power: request.requiresExternalPower,
+                    network: request.requiresNetworkConnectivity
+                )
+            },
+            leader: app.pid,
+            leaderStart: app.pid.flatMap(ProcFS.startTime(of:))
+        )
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            try AtomicFile.write(encoder.encode(record), to: AppLaunchRecord.file(for: app.id, in: folder))
+        } catch {
+            emit(.error("cannot keep \(app.id)'s launch record in \(folder.path): \(error); a host started after this one will not launch it for its events"))
+        }
+    }
+
+    /// The apps of the records an earlier host left: adopted ones get their launch back, the
+    /// others are kept as not running, to be launched for their events and due tasks.
+    static func recordedApps(
+        _ configuration: Configuration,
+        freezer: Freezer,
+        adopted: [HostedApp],
+        logger: Logger,
+        emit: (Event) -> Void
+    ) -> [HostedApp] {
+        guard let folder = configuration.monitorFolder else { return [] }
+        let (records, failures) = AppLaunchRecord.all(in: folder)
+        for failure in failures { emit(.error(failure)) }
+        var found: [HostedApp] = []
+        for (id, record) in records.sorted(by: { $0.key < $1.key }) {
+            guard let user = AppUser.withID(record.uid), let modes = BackgroundModes(parsing: record.modes.joined(separator: ",")) else {
+                emit(.error("\(id)'s launch record names uid \(record.uid) or modes \(record.modes) this machine does not know: it is not launched"))
+                continue
+            }
+            let spec = LaunchSpec(command: record.command, modes: modes, output: record.output, user: user, environment: record.environment)
+            if let app = adopted.first(where: { $0.id == id }) {
+                app.launchSpec = spec
+                app.quitByUser = record.terminated
+                continue
+            }
+            let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
+            let model = Application(profile: configuration.profile, backgroundModes: modes, authorization: authorization.status, logger: logger)
+            let now = Date()
+            for task in record.tasks {
+                guard let kind = BackgroundTaskRequest.Kind(rawValue: task.kind) else { continue }
+                try? model.submit(
+                    BackgroundTaskRequest(
+                        identifier: task.identifier,
+                        kind: kind,
+                        earliestBeginDate: task.begins.map { .milliseconds(Int64(max(0, $0.timeIntervalSince(now)) * 1000)) },
+                        requiresExternalPower: task.power,
+                        requiresNetworkConnectivity: task.network
+                    )
+                )
+            }
+            let app = HostedApp(id: id, model: model, group: freezer.group(for: id), authorization: authorization, user: user)
+            app.launchSpec = spec
+            app.quitByUser = record.terminated
+            app.reason = record.terminated ? "terminated by request (before this host started)" : "not running when this host started"
+            if freezer.kind == .signal, let leader = record.leader, let start = record.leaderStart,
+                ProcFS.startTime(of: leader) == start, ProcFS.state(of: leader) != "Z"
+            {
+                app.group.leader = leader  // its session, and what the kernel sees it start from now on
+                app.group.thawNow()
+                kill(-leader, SIGCONT)  // stopped by the host that died, should its watchdog have missed some
+                app.pid = leader
+                app.isAdopted = true
+                app.reason = "adopted from an earlier host: thawed, in the foreground"
+                model.launch()
+                emit(.adopted(app: id, thawed: true))
+            }
+            found.append(app)
+        }
+        return found
+    }
+}
