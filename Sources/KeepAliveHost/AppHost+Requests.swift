@@ -237,6 +237,8 @@ extension AppHost {
         model.advance(to: elapsed)
         let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user)
         app.launchSpec = spec
+        app.dataWakes = configuration.dataWakes
+        app.eventWakes = configuration.eventWakes
         let previous = apps.updateValue(app, forKey: id)
         membership.add(group)
         if let previous {

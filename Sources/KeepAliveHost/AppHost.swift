@@ -74,6 +74,10 @@ public actor AppHost {
         public var limits = ControlLimits()
         /// What each app's group may hold: groups inside it and processes.
         public var groupLimits = AppGroupLimits()
+        /// How often each app may be woken by data on its sockets (pushes).
+        public var dataWakes = WakeBudget.data
+        /// How often each app may be woken or launched for location events and scheduled tasks.
+        public var eventWakes = WakeBudget.events
 
         /// The apps' socket, beside the control socket (`KEEPALIVE_HOST_SOCKET` in each app):
         /// mode 0666, so that apps of any user reach it; it serves `hello` and reports only.

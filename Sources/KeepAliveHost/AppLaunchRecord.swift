@@ -127,6 +127,8 @@ extension AppHost {
             }
             let app = HostedApp(id: id, model: model, group: freezer.group(for: id), authorization: authorization, user: user)
             app.launchSpec = spec
+            app.dataWakes = configuration.dataWakes
+            app.eventWakes = configuration.eventWakes
             app.quitByUser = record.terminated
             app.reason = record.terminated ? "terminated by request (before this host started)" : "not running when this host started"
             if freezer.kind == .signal, let leader = record.leader, let start = record.leaderStart,

@@ -1,10 +1,13 @@
+import KeepAliveCore
+
 /// How often an app may be woken for what is not its user's doing, on the host's clock: at
 /// most `burst` wakes at once, then one more each `interval` (a generic cell rate: the
 /// budget refills as time passes, never beyond `burst`).
 ///
 /// The host keeps two per app, anchored on iOS. **Data** on a socket the app named is a
 /// background push, and Apple's "Pushing background updates to your app" asks for no more
-/// than two or three an hour: one at once, one each 20 minutes. **Events** (a location event
+/// than two or three an hour: two at once (a command and its follow-up), then one each 20
+/// minutes. **Events** (a location event
 /// or a scheduled task that wakes a suspended app, or launches one that exited) come as the
 /// world gives them: ten at once, one more each 6 minutes. Each wake runs for the event
 /// budget (about 10 s), as on iOS; a wake the budget does not allow waits for the next one it
@@ -24,10 +27,19 @@ public struct WakeBudget: Sendable, Hashable {
         self.interval = interval
     }
 
-    /// Pushes: one at once, three an hour.
-    public static let data = WakeBudget(burst: 1, interval: .seconds(20 * 60))
+    /// Pushes: two at once, three an hour.
+    public static let data = WakeBudget(burst: 2, interval: .seconds(20 * 60))
     /// Location events and scheduled tasks: ten at once, ten an hour.
     public static let events = WakeBudget(burst: 10, interval: .seconds(6 * 60))
+
+    /// `BURST/INTERVAL`, as `keepalive host --data-wakes 2/20m` takes it.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let burst = Int(parts[0]), burst >= 1, let interval = Duration(parsing: String(parts[1])),
+            interval > .zero
+        else { return nil }
+        self.init(burst: burst, interval: interval)
+    }
 
     /// The first time from `now` on a wake is allowed.
     public func nextWake(from now: Duration) -> Duration {

@@ -113,6 +113,21 @@ extension KeepAlive.HostCommand {
         )
         var connectionsPerUser = ControlLimits().connectionsPerUser
 
+        @Option(
+            name: .customLong("data-wakes"),
+            help: ArgumentHelp("Wakes of a frozen app by data on its sockets: at once/one more each.", valueName: "count/duration")
+        )
+        var dataWakes = "2/20m"
+
+        @Option(
+            name: .customLong("event-wakes"),
+            help: ArgumentHelp(
+                "Wakes or launches of an app for location events and scheduled tasks: at once/one more each.",
+                valueName: "count/duration"
+            )
+        )
+        var eventWakes = "10/6m"
+
         @Flag(help: "One JSON object per line.")
         var json = false
 
@@ -161,6 +176,11 @@ extension KeepAlive.HostCommand {
             ] where value < least {
                 throw ValidationError("\(flag) must be a whole number of at least \(least), not \(value)")
             }
+            for (flag, text) in [("--data-wakes", dataWakes), ("--event-wakes", eventWakes)] where WakeBudget(parsing: text) == nil {
+                throw ValidationError("\(flag) takes COUNT/DURATION, a burst and the time one more wake takes to come back, such as 2/20m: not '\(text)'")
+            }
+            configuration.dataWakes = WakeBudget(parsing: dataWakes)!
+            configuration.eventWakes = WakeBudget(parsing: eventWakes)!
             configuration.groupLimits.groups = appCgroups
             configuration.groupLimits.depth = appCgroupDepth
             configuration.groupLimits.processes = appProcesses
