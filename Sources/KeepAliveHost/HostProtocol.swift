@@ -172,10 +172,10 @@ public struct HostReply: Codable, Sendable, Hashable {
     /// `begin-task`: false when the task was refused (the app is not running).
     public var granted: Bool?
     /// `launch`: the app's first process.
+    public var pid: Int32?
     /// `schedule`: seconds from now the task may begin at the soonest, when the app's wake
     /// budget put it later than asked (``WakeBudget``).
     public var begins: Double?
-    public var pid: Int32?
     /// `status`.
     public var apps: [HostAppStatus]?
     /// `monitor`, `unmonitor`: the identifiers of the app's conditions now.
