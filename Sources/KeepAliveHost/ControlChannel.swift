@@ -46,6 +46,9 @@ final class ControlChannel: @unchecked Sendable {
     private var onInputEnd: () -> Void = {}
     private var onFinish: () -> Void = {}
 
+    /// How long a refused client may still send before it is closed (time to read the refusal).
+    static let drainTime: Duration = .seconds(1)
+
     init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits, forApps: Bool) {
         self.descriptor = descriptor
         isIdleAfterRequests = forApps
@@ -128,7 +131,7 @@ final class ControlChannel: @unchecked Sendable {
             now.uptimeNanoseconds >= instant.uptimeNanoseconds
                 && Duration.nanoseconds(Int64(now.uptimeNanoseconds - instant.uptimeNanoseconds)) > limit
         }
-        if let drainingSince, older(drainingSince, than: limits.lineTimeout) { return finish() }
+        if let drainingSince, older(drainingSince, than: Self.drainTime) { return finish() }
         if !output.isEmpty, older(lastWrite, than: limits.lineTimeout) { return finish() }
         guard !inputEnded else { return }
         if let lineBegan, older(lineBegan, than: limits.lineTimeout) {
@@ -180,6 +183,7 @@ final class ControlChannel: @unchecked Sendable {
             guard takeToken() else { return pauseReading() }
             let line = Array(input[..<newline])
             input.removeSubrange(...newline)
+            lineBegan = nil  // a line ended: the next one's time starts now
             queued += 1
             lastRequest = .now()
             hasRequested = true

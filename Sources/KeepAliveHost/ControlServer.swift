@@ -32,6 +32,8 @@ final class ControlServer: Sendable {
         var channels: [Int: ControlChannel] = [:]
         var counts: [Caller: Int] = [:]
         var number = 0
+        var isAcceptingPaused = false
+        var saidOutOfDescriptors = false
         /// Refusals told since the last report, per caller: one line per caller in 10 s.
         var untold: [Caller: (count: Int, since: DispatchTime)] = [:]
 
@@ -101,7 +103,10 @@ final class ControlServer: Sendable {
             let accepting = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: loop.queue)
             accepting.setEventHandler {
                 for _ in 0..<64 {  // then the clients' turn
-                    guard let client = listener.acceptNow() else { return }
+                    guard let client = listener.acceptNow() else {
+                        if errno == EMFILE || errno == ENFILE { Self.pauseAccepting(loop) }
+                        return
+                    }
                     Self.admit(client, loop: loop, handle: handle, closed: closed)
                 }
             }
@@ -172,6 +177,23 @@ final class ControlServer: Sendable {
         }
     }
 
+    /// Out of descriptors: the waiting connections stay in the kernel's queue for 100 ms,
+    /// rather than the accept source spinning on them (said once).
+    private static func pauseAccepting(_ loop: Loop) {
+        guard let accepting = loop.accepting, !loop.isAcceptingPaused else { return }
+        loop.isAcceptingPaused = true
+        accepting.suspend()
+        if !loop.saidOutOfDescriptors {
+            loop.saidOutOfDescriptors = true
+            loop.refused("the host is out of descriptors (RLIMIT_NOFILE): connections wait in the socket's queue")
+        }
+        loop.queue.asyncAfter(deadline: .now() + 0.1) {
+            guard loop.isAcceptingPaused, let accepting = loop.accepting else { return }
+            loop.isAcceptingPaused = false
+            accepting.resume()
+        }
+    }
+
     /// Why `peer` may not use this socket, or `nil` when it may.
     private static func refusal(of peer: UnixSocket.Peer, loop: Loop) -> String? {
         if loop.isForApps || peer.uid == 0 || peer.uid == UInt32(geteuid()) { return nil }
@@ -208,6 +230,10 @@ final class ControlServer: Sendable {
     func stop() {
         let loop = loop
         loop.queue.sync {
+            if loop.isAcceptingPaused {  // a suspended source may not be cancelled
+                loop.isAcceptingPaused = false
+                loop.accepting?.resume()
+            }
             loop.accepting?.cancel()
             loop.sweeping?.cancel()
             loop.accepting = nil

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import Glibc
 import KeepAliveCore
 import KeepAliveHost
 import KeepAliveService
@@ -135,6 +136,18 @@ extension KeepAlive.HostCommand {
             _ = try makeConfiguration()
         }
 
+        /// Each client costs the host a descriptor: the soft limit goes up to the hard one (at
+        /// most 65,536), as a service that needs them should (systemd's soft 1,024 is for select).
+        static func raiseDescriptorLimit() {
+            var limit = rlimit()
+            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+            let wanted = min(limit.rlim_max, 65_536)
+            if limit.rlim_cur < wanted {
+                limit.rlim_cur = wanted
+                setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            }
+        }
+
         func makeConfiguration() throws -> AppHost.Configuration {
             var configuration = AppHost.Configuration(socket: URL(fileURLWithPath: socket.socket))
             guard let kind = FreezerKind(rawValue: freezer) else {
@@ -194,6 +207,7 @@ extension KeepAlive.HostCommand {
         }
 
         func run() async throws {
+            Self.raiseDescriptorLimit()
             let interrupts = await Interrupts.trap()
             let output = HostOutput(json: json)
             let notifier = SystemdNotifier()

@@ -335,6 +335,54 @@ struct HostileAppTests {
         }
     }
 
+    /// `keepalive host` (the daemon) killed with SIGKILL under an app that stays up but never
+    /// says hello to the next host: that host takes it back with its conditions, and for its
+    /// next event stops it and launches it again, to be told.
+    @Test func anAdoptedAppThatNeverReconnectsIsLaunchedAgainForItsEvent() async throws {
+        try await GatedGPSD.run(log: HostMonitoringTests.boat.url) { gpsd in
+            let keepalive = try Tools.keepalive.path
+            let shared = try HostContainmentTests.SharedFolder()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("adopted-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let socket = directory.appendingPathComponent("host.sock").path
+            let configuration = "XDG_CONFIG_HOME=\(directory.appendingPathComponent("config").path)"
+            let serve = [
+                "/usr/bin/env", configuration, keepalive, "host", "--socket", socket, "--freezer", "cgroup2",
+                "--name", "keepalive.test-adopted-\(UUID().uuidString.prefix(8))", "--gpsd", "127.0.0.1:\(gpsd.port)",
+                "--monitors", directory.appendingPathComponent("monitors").path,
+            ]
+            _ = try await runCommand("/usr/bin/env", [configuration, keepalive, "auth", "set", "always", "--app", "tracker"])
+            let log = shared.file("tracker.log")
+            // The app's protocol part ends with its connection; the app itself (its shell) stays.
+            let app = ["sh", "-c", "\"$@\"; exec sleep 600", "sh"] + HostMonitoringTests.app(log: log, conditions: HostMonitoringTests.middle)
+
+            let first = try HostCrashTests.startHost(serve[0], Array(serve.dropFirst()))
+            try await waitUntil(timeout: .seconds(10)) { (try? HostClient(socket: URL(fileURLWithPath: socket))) != nil }
+            _ = try await runCommand(keepalive, ["host", "launch", "--socket", socket, "--app", "tracker", "--user", "nobody", "--"] + app)
+            try await waitUntil(timeout: .seconds(10)) { HostMonitoringTests.lines(log).contains("monitor ok") }
+            kill(first, SIGKILL)
+            var status: Int32 = 0
+            waitpid(first, &status, 0)
+
+            let second = try HostCrashTests.startHost(serve[0], Array(serve.dropFirst()))
+            defer {
+                kill(second, SIGTERM)
+                var status: Int32 = 0
+                waitpid(second, &status, 0)
+                Leftovers.kill(Leftovers.processes(mentioning: log))
+            }
+            try await waitUntil(timeout: .seconds(10)) { (try? HostClient(socket: URL(fileURLWithPath: socket))) != nil }
+            let listing = try await runCommand(keepalive, ["host", "status", "--socket", socket, "--json"]).lines.joined()
+            #expect(listing.contains("adopted from an earlier host") && listing.contains(#""conditions":1"#), "\(listing)")
+            #expect(try await gpsd.waitForClients(2), "the adopted app's conditions are watched")
+            try await gpsd.go()
+            try await waitUntil(timeout: .seconds(30)) { HostMonitoringTests.lines(log).contains { $0.hasPrefix("event middle satisfied") } }
+            let lines = HostMonitoringTests.lines(log)
+            #expect(lines.filter { $0 == "launched location-event" }.count == 1, "\(lines)")
+        }
+    }
+
     @Test func appsGetACleanEnvironmentAndCannotReachIntoEachOther() async throws {
         let harness = try await HostHarness(freezer: .cgroup2, profile: HostScenarioTests.profile)
         let shared = try HostContainmentTests.SharedFolder()
