@@ -171,13 +171,13 @@ extension AppHost {
         // Adopted from a host that died, and not connected to this one: it cannot be told.
         let isUnreachable = app.isAdopted && app.connection == nil && app.launchSpec != nil && !app.quitByUser
         let mustWake = app.pid == nil || app.model.state == .suspended || isUnreachable
-        if mustWake, app.waitingWakes.contains(.event) || !app.eventWakes.allows(at: elapsed) {
+        if mustWake, app.waitingWakes.contains(.event) || !app.mayWake(for: .event, at: elapsed) {
             app.pending.append(notice)  // told at the next wake its budget allows
             putOff(.event, of: app)
             delivery = .deferred
         } else if isUnreachable {
             // Stopped, and launched again for it once its group is gone, as an app that exited is.
-            app.eventWakes.spend(at: elapsed)
+            app.spendWake(for: .event, at: elapsed)
             app.pending.append(notice)
             app.relaunchReason = HostNotice.Kind.locationEvent.rawValue
             app.reason = "adopted and not connected to this host: launched again for its location event"
@@ -190,14 +190,14 @@ extension AppHost {
             poke()
             delivery = .launched
         } else if app.pid == nil {  // watched only when it may be launched: not quit by the user, not adopted
-            app.eventWakes.spend(at: elapsed)
+            app.spendWake(for: .event, at: elapsed)
             app.pending.append(notice)
             relaunch(app, reason: HostNotice.Kind.locationEvent.rawValue)
             delivery = .launched
         } else {
             switch app.model.state {
             case .background, .suspended:
-                if mustWake { app.eventWakes.spend(at: elapsed) }
+                if mustWake { app.spendWake(for: .event, at: elapsed) }
                 app.model.wakeForLocationEvent()  // a suspended app resumes: thawed, then told
                 delivery = .woken
             default:

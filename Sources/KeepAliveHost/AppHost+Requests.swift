@@ -143,8 +143,8 @@ extension AppHost {
             }
             let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
             // A task is a wake of its own: it begins no sooner than the budget allows, and counts.
-            let begin = app.eventWakes.nextWake(from: asked)
-            app.eventWakes.spend(at: begin)
+            let begin = app.nextWake(for: .event, from: asked)
+            app.spendWake(for: .event, at: begin)
             if begin > asked { reply.begins = (begin - app.model.now).secondsValue }
             do {
                 try app.model.submit(

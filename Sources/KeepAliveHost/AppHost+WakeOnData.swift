@@ -39,24 +39,28 @@ extension AppHost {
         app.socketWake?.stop()
         app.socketWake = nil
         app.model.advance(to: elapsed)
-        guard app.dataWakes.allows(at: elapsed) else { return putOff(.data, of: app) }
-        app.dataWakes.spend(at: elapsed)
+        guard app.mayWake(for: .data, at: elapsed) else { return putOff(.data, of: app) }
+        wakeForData(app)
+    }
+
+    /// Wakes a suspended app for the event budget, counted against its pushes.
+    private func wakeForData(_ app: HostedApp) {
+        app.spendWake(for: .data, at: elapsed)
         app.model.wakeForLocationEvent()
-        emit(.wokenForData(app: id))
+        emit(.wokenForData(app: app.id))
     }
 
     /// A wake the app's budget does not allow now: done at the next one it does.
     func putOff(_ cause: WakeCause, of app: HostedApp) {
         guard app.waitingWakes.insert(cause).inserted else { return }
-        let budget = cause == .data ? app.dataWakes : app.eventWakes
-        emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: budget.nextWake(from: elapsed) - elapsed))
+        emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: app.nextWake(for: cause, from: elapsed) - elapsed))
         poke()
     }
 
     /// When the wakes put off fall due: the run loop wakes then.
     func waitingWakeTimes() -> [Duration] {
         apps.values.flatMap { app in
-            app.waitingWakes.map { ($0 == .data ? app.dataWakes : app.eventWakes).nextWake(from: elapsed) }
+            app.waitingWakes.map { app.nextWake(for: $0, from: elapsed) }
         }
     }
 
@@ -67,11 +71,9 @@ extension AppHost {
             if app.waitingWakes.contains(.data) {
                 if app.model.state != .suspended || app.pid == nil {
                     app.waitingWakes.remove(.data)  // it runs, and reads its data itself
-                } else if app.dataWakes.allows(at: now) {
+                } else if app.mayWake(for: .data, at: now) {
                     app.waitingWakes.remove(.data)
-                    app.dataWakes.spend(at: now)
-                    app.model.wakeForLocationEvent()
-                    emit(.wokenForData(app: app.id))
+                    wakeForData(app)
                 }
             }
             guard app.waitingWakes.contains(.event) else { continue }
@@ -80,14 +82,14 @@ extension AppHost {
                     app.waitingWakes.remove(.event)
                     continue
                 }
-                guard app.eventWakes.allows(at: now) else { continue }
+                guard app.mayWake(for: .event, at: now) else { continue }
                 app.waitingWakes.remove(.event)
-                app.eventWakes.spend(at: now)
+                app.spendWake(for: .event, at: now)
                 relaunch(app, reason: HostNotice.Kind.locationEvent.rawValue)
             } else if app.model.state == .suspended {
-                guard app.eventWakes.allows(at: now) else { continue }
+                guard app.mayWake(for: .event, at: now) else { continue }
                 app.waitingWakes.remove(.event)
-                app.eventWakes.spend(at: now)
+                app.spendWake(for: .event, at: now)
                 app.model.wakeForLocationEvent()
                 flushPending(app)
             } else {

@@ -94,13 +94,7 @@ final class ControlChannel: @unchecked Sendable {
 
     /// After what was sent, ends this side's writing: the client reads to the end, then EOF.
     /// What it still sends is read and dropped, so the close resets nothing it has not read.
-    func closeForWriting() {
-        queue.async {
-            self.endInput(draining: true)
-            self.shutsWritingWhenSent = true
-            self.flush()
-        }
-    }
+    func closeForWriting() { queue.async { self.endAfterSending() } }
 
     /// Closes the connection once what was sent is out.
     func close() {
@@ -118,6 +112,11 @@ final class ControlChannel: @unchecked Sendable {
     func refuse(_ reason: String) {
         dispatchPrecondition(condition: .onQueue(queue))
         enqueue(HostProtocol.encode(HostReply(id: nil, ok: false, error: reason)))
+        endAfterSending()
+    }
+
+    /// No more lines; what the client still sends is dropped; writing ends once all is sent.
+    private func endAfterSending() {
         endInput(draining: true)
         shutsWritingWhenSent = true
         flush()

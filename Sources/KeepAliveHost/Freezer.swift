@@ -28,16 +28,16 @@ public struct Freezer: Sendable {
     /// - Parameters:
     ///   - requested: a freezer kind, or `.auto`.
     ///   - name: the folder the host's groups live in; one per host.
-    /// - Throws: ``HostError/Code/freezerUnavailable`` naming what is missing, when an explicit
-    ///   kind cannot be used.
     ///   - limits: what each app's group may hold.
+    /// - Throws: ``HostError/Code/freezerUnavailable`` naming what is missing, when an explicit
+    ///   kind cannot be used (or, for signals, when the kernel's process events cannot be read).
     public static func choose(
         _ requested: FreezerKind,
         name: String = "keepalive.host",
         limits: AppGroupLimits = AppGroupLimits()
     ) throws(HostError) -> Freezer {
-        var found = try chooseKind(requested, name: name)
-        found.setProcessLimit(name: name)
+        let found = try chooseKind(requested, name: name)
+        let counting = processCounting(for: found, name: name)
         var events: ProcessEvents?
         if found.kind == .signal {
             do throws(HostError) {
@@ -53,38 +53,35 @@ public struct Freezer: Sendable {
             root: found.root,
             hierarchyPath: found.hierarchyPath,
             limits: limits,
-            pidsRoot: found.pidsRoot,
-            processLimitNote: found.note,
+            pidsRoot: counting.pidsRoot,
+            processLimitNote: counting.note,
             events: events
         )
     }
 
-    /// The kind's choice, before the process limit is set up.
+    /// The kind chosen, where its groups live and why.
     private struct Choice {
         let kind: FreezerKind
         let reason: String
         let root: String?
         let hierarchyPath: String?
-        var pidsRoot: String?
-        var note: String?
+    }
 
-        /// Counts processes in each app's v2 group when v2 has the pids controller, else in a
-        /// v1 `pids` hierarchy when one is mounted.
-        mutating func setProcessLimit(name: String) {
-            guard kind != .signal else {
-                note = "apps' processes are not limited: the signal freezer makes no groups"
-                return
-            }
-            if kind == .cgroup2, let root,
-                (KernelFile.read("\(root)/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).contains("pids")
-            {
-                if (try? ProcFS.write("+pids", to: "\(root)/cgroup.subtree_control")) != nil { return }
-            }
-            switch Freezer.cgroupRoot(type: "cgroup", controller: "pids", name: name, probe: "cgroup.procs") {
-            case .success(let (pids, _)): pidsRoot = pids
-            case .failure(let why):
-                note = "apps' processes are not limited: the v2 hierarchy has no pids controller here and v1 pids: \(why)"
-            }
+    /// Where apps' processes are counted: in each app's v2 group when v2 has the pids
+    /// controller (`pidsRoot` nil), else in a v1 `pids` hierarchy when one is mounted; or
+    /// nowhere, and why (`note`).
+    private static func processCounting(for choice: Choice, name: String) -> (pidsRoot: String?, note: String?) {
+        guard choice.kind != .signal else { return (nil, "apps' processes are not limited: the signal freezer makes no groups") }
+        if choice.kind == .cgroup2, let root = choice.root,
+            (KernelFile.read("\(root)/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).contains("pids"),
+            (try? ProcFS.write("+pids", to: "\(root)/cgroup.subtree_control")) != nil
+        {
+            return (nil, nil)
+        }
+        switch cgroupRoot(type: "cgroup", controller: "pids", name: name, probe: "cgroup.procs") {
+        case .success(let (pids, _)): return (pids, nil)
+        case .failure(let why):
+            return (nil, "apps' processes are not limited: the v2 hierarchy has no pids controller here and v1 pids: \(why)")
         }
     }
 

@@ -37,7 +37,7 @@ public enum HostWatchdog {
             if errno != 0 { break }
         }
         var done: [String] = []
-        if let freezer = try? Freezer.choose(kind, name: name), freezer.kind != .signal {
+        if kind != .signal, let freezer = try? Freezer.choose(kind, name: name), freezer.kind != .signal {
             for group in freezer.thawLeftovers() { done.append("thawed \(group.path ?? group.app)") }
             freezer.removeRoot()  // only if empty
         }

@@ -115,8 +115,7 @@ final class HostedApp {
             conditions: monitor.map { $0.identifiers.count },
             wakes: "data \(dataWakes.remaining(at: model.now)) of \(dataWakes.burst), events \(eventWakes.remaining(at: model.now)) of \(eventWakes.burst)",
             waiting: waitingWakes.isEmpty ? nil : WakeCause.allCases.filter(waitingWakes.contains).map { cause in
-                let budget = cause == .data ? dataWakes : eventWakes
-                return "\(cause.rawValue): at the next wake its budget allows, in \((budget.nextWake(from: model.now) - model.now).secondsText)"
+                "\(cause.rawValue): at the next wake its budget allows, in \((nextWake(for: cause, from: model.now) - model.now).secondsText)"
             }
         )
     }
@@ -155,13 +154,31 @@ final class HostedApp {
     }
 }
 
-/// What the host needs to launch an app again: its command, modes, output and user.
 /// What woke, or would wake, an app that is not its user's doing.
 enum WakeCause: String, Hashable, CaseIterable {
     case data = "data on a socket it named"
     case event = "a location event"
 }
 
+extension HostedApp {
+    /// The first time from `now` on its budget for `cause` allows a wake.
+    func nextWake(for cause: WakeCause, from now: Duration) -> Duration {
+        (cause == .data ? dataWakes : eventWakes).nextWake(from: now)
+    }
+
+    /// Whether its budget for `cause` allows a wake at `now`.
+    func mayWake(for cause: WakeCause, at now: Duration) -> Bool { nextWake(for: cause, from: now) <= now }
+
+    /// Counts a wake for `cause` at `now`.
+    func spendWake(for cause: WakeCause, at now: Duration) {
+        switch cause {
+        case .data: dataWakes.spend(at: now)
+        case .event: eventWakes.spend(at: now)
+        }
+    }
+}
+
+/// What the host needs to launch an app again: its command, modes, output, user and variables.
 struct LaunchSpec {
     var command: [String]
     var modes: BackgroundModes
