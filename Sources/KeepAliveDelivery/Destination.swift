@@ -30,6 +30,10 @@ public struct Destination: Sendable, Hashable {
         case traccar(HTTPSettings)
     }
 
+    /// The query options a destination's URL may have (see the type's documentation): the
+    /// only ones taken.
+    public static let optionNames = ["password-file", "ca", "tid", "client-id", "key-file", "cmd", "user", "device", "id"]
+
     /// A destination from its parts (``init(name:url:)`` parses the URL form).
     public init(name: String, endpoint: Endpoint) {
         self.name = name
@@ -53,9 +57,8 @@ public struct Destination: Sendable, Hashable {
         else { throw .badDestination(shown, "not a URL with a host (for example mqtt://localhost/owntracks/me/phone)") }
         var options: [String: String] = [:]
         for item in url.queryItems ?? [] { options[item.name] = item.value ?? "" }
-        let known = ["password-file", "ca", "tid", "client-id", "user", "device", "id", "key-file", "cmd"]
-        if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .badDestination(shown, "unknown option \(unknown) (known: \(known.joined(separator: ", ")))")
+        if let unknown = options.keys.sorted().first(where: { !Self.optionNames.contains($0) }) {
+            throw .badDestination(shown, "unknown option \(unknown) (known: \(Self.optionNames.joined(separator: ", ")))")
         }
         self.name = name
         var takesCommands = true

@@ -127,11 +127,19 @@ struct OwnTracksRemoteControl: RemoteControl {
                 delivery?.sendNow()
                 device.note("\(topic): reportLocation answered with the fix of \(fix.timestamp.map(ISO8601Text.string) ?? "now")")
             case .setWaypoints(let list):
+                let before = await waypoints.current.count
                 try await waypoints.replace(with: list, on: device)
-                device.note("\(topic): setWaypoints: \(list.count) waypoints watched, kept in \(waypoints.file?.path ?? "")")
+                if list.isEmpty {
+                    // What a Recorder's reply file can hold by mistake: as clearWaypoints, said so.
+                    logger.warning("setWaypoints with an empty list removed every waypoint", metadata: ["topic": "\(topic)", "removed": "\(before)"])
+                    device.note("\(topic): setWaypoints with an empty list: all \(before) waypoints removed, none watched (as clearWaypoints)")
+                } else {
+                    device.note("\(topic): setWaypoints: \(list.count) waypoints watched (\(before) before), kept in \(waypoints.file?.path ?? "")")
+                }
             case .clearWaypoints:
+                let before = await waypoints.current.count
                 try await waypoints.replace(with: [], on: device)
-                device.note("\(topic): clearWaypoints: no waypoints watched")
+                device.note("\(topic): clearWaypoints: all \(before) waypoints removed, none watched")
             case .waypoints:
                 try await channel.answer(OwnTracksWaypoint.document(await waypoints.current), on: "/waypoints")
                 device.note("\(topic): waypoints \(channel.place("/waypoints"))")

@@ -113,6 +113,16 @@ struct CLITests {
         #expect(version.lines == [PackageVersion.current])
     }
 
+    @Test func runsHelpListsEveryDestinationOption() async throws {
+        let help = try await keepalive("run", "--help").lines.joined(separator: "\n")
+        for option in Destination.optionNames {
+            #expect(help.contains(" \(option)="), "keepalive run --help does not name \(option)=")
+        }
+        for scheme in ["mqtt[s]://", "owntracks+http[s]://", "traccar+http[s]://"] {
+            #expect(help.contains(scheme))
+        }
+    }
+
     @Test func watchHumanLinesApplyTheFilters() async throws {
         let all = try await keepalive("watch", "--replay", NMEAFixture("haicom-305N.log").url.path, "--speed", "0")
         let spaced = try await keepalive(

@@ -66,7 +66,29 @@ import Testing
         #expect(Self.reason(sealedLocation, key: key).contains(#"its _type is "location", not "cmd""#))
     }
 
-    @Test func aRecordersAnswerGivesItsCommandsAndPassesOverTheRest() throws {
+    /// What an OwnTracks Recorder answers a POST from a device with a key: its whole array
+    /// (friends' locations and cards, then the objects of `last/USER/DEVICE/http.json`) sealed
+    /// into one envelope (its `http.c`, `dopublish` and `j_encrypt`).
+    @Test func aRecordersSealedAnswerIsOpenedWholeAndItsCommandsTaken() throws {
+        let key = OwnTracksEncryption(secret: "shared")
+        let array = #"[{"_type": "location", "lat": 52.1, "lon": 8.6, "tst": 1700000000, "tid": "fr"}, "#
+            + #"{"_type": "card", "name": "A friend"}, {"_type": "cmd", "action": "reportLocation"}, {"_type": "cmd", "action": "dump"}]"#
+        let read = OwnTracksCommand.commands(inAnswer: Data(try key.seal(array).utf8), encryption: key)
+        #expect(read.compactMap { try? $0.get() } == [.reportLocation, .dump])
+        #expect(read.count == 2, "a friend's card or location is neither a command nor a refusal")
+
+        #expect(OwnTracksCommand.commands(inAnswer: Data(try key.seal("[]").utf8), encryption: key).isEmpty, "no friends, no commands: nothing to say")
+        let wrongKey = OwnTracksCommand.commands(inAnswer: Data(try OwnTracksEncryption(secret: "other").seal(array).utf8), encryption: key)
+        #expect(wrongKey.count == 1 && "\(wrongKey[0])".contains("does not decrypt with this key"))
+        let noKey = OwnTracksCommand.commands(inAnswer: Data(try key.seal(array).utf8), encryption: nil)
+        #expect(noKey.count == 1 && "\(noKey[0])".contains("no key-file"))
+        let notJSON = OwnTracksCommand.commands(inAnswer: Data(try key.seal("<html>").utf8), encryption: key)
+        #expect(notJSON.count == 1 && "\(notJSON[0])".contains("not JSON"))
+        let plainWithKey = OwnTracksCommand.commands(inAnswer: Data(#"[{"_type": "cmd", "action": "dump"}]"#.utf8), encryption: key)
+        #expect(plainWithKey.count == 1 && "\(plainWithKey[0])".contains("it is not encrypted"), "outside the envelope, anyone could have written it")
+    }
+
+    @Test func anAnswerOfSealedMessagesGivesItsCommandsAndPassesOverTheRest() throws {
         let key = OwnTracksEncryption(secret: "shared")
         let sealedDump = try key.seal(#"{"_type": "cmd", "action": "dump"}"#)
         let sealedCard = try key.seal(#"{"_type": "card", "name": "A friend"}"#)

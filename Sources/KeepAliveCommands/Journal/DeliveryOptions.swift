@@ -13,9 +13,8 @@ package struct DeliveryOptions: ParsableArguments {
     @Option(
         name: .customLong("deliver"),
         help: ArgumentHelp(
-            "Deliver fixes to a server: NAME=URL, with URL mqtt[s]://[user@]host[:port]/owntracks/USER/DEVICE, "
-                + "owntracks+http[s]://host:port/pub?user=U&device=D or traccar+http[s]://host:5055/?id=DEVICE "
-                + "(options: password-file=PATH, ca=PATH, tid=XX). Repeat for several.",
+            "Deliver fixes to a server: NAME=URL, its options in the URL's query (?a=b&c=d). Repeat for several.",
+            discussion: DeliveryOptions.destinationHelp,
             valueName: "name=url"
         )
     )
@@ -84,4 +83,29 @@ package struct DeliveryOptions: ParsableArguments {
     package var isRequested: Bool { journal != nil || !destinations.isEmpty }
 
     package func validate() throws { try JournalLink.validate(self) }
+
+    /// `--deliver`'s URL forms and options (what `Destination` takes), listed in its help.
+    static var destinationHelp: String {
+        let forms: KeyValuePairs = [
+            "mqtt[s]://[user@]host[:port]/owntracks/USER/DEVICE": "OwnTracks over MQTT (port 1883, mqtts 8883)",
+            "owntracks+http[s]://[user@]host:port/pub?user=U&device=D": "an OwnTracks Recorder's HTTP endpoint",
+            "traccar+http[s]://host:5055/?id=DEVICE": "Traccar's OsmAnd protocol",
+        ]
+        let options: KeyValuePairs = [
+            "password-file=PATH": "the password, in a file of mode 0600 (never in the URL)",
+            "ca=PATH": "the CA certificate for TLS (default: the system's)",
+            "tid=XX": "OwnTracks' tracker id (default: the device's last two letters)",
+            "client-id=ID": "MQTT's client id (default: keepalive-USER-DEVICE)",
+            "key-file=PATH": "OwnTracks: encrypt every payload with the shared key in this 0600 file",
+            "cmd=false": "OwnTracks over MQTT: take no remote commands (default: true)",
+            "user=U, device=D": "an OwnTracks Recorder's user and device",
+            "id=DEVICE": "Traccar's device id",
+        ]
+        func table(_ rows: KeyValuePairs<String, String>) -> String {
+            let width = rows.map(\.key.count).max() ?? 0
+            return rows.map { "  " + $0.key + String(repeating: " ", count: width - $0.key.count + 2) + $0.value }.joined(separator: "\n")
+        }
+        return "URLs:\n" + table(forms) + "\nOptions:\n" + table(options)
+            + "\nFor example: home=mqtts://me@broker.example/owntracks/me/car?password-file=/etc/keepalive/mqtt.pass&tid=ca"
+    }
 }

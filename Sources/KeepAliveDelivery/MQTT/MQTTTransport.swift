@@ -194,15 +194,7 @@ public final class MQTTTransport: DeliveryTransport {
         )
         let client: MosquittoClient
         do {
-            client = try MosquittoClient(
-                clientID: clientID,
-                cleanSession: false,
-                username: settings.username,
-                password: password,
-                caFile: settings.caFile?.path,
-                usesTLS: settings.usesTLS,
-                callbacks: callbacks
-            )
+            client = try MosquittoClient(settings, clientID: clientID, cleanSession: false, password: password, callbacks: callbacks)
         } catch {
             throw .badDestination("mqtt://\(settings.host):\(settings.port)/\(settings.topic)", "\(error)")
         }

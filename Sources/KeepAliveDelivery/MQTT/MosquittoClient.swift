@@ -116,6 +116,29 @@ final class MosquittoClient: @unchecked Sendable {
         }
     }
 
+    /// A client of the broker in `settings`, with its credentials and TLS, as `clientID`.
+    convenience init(
+        _ settings: MQTTSettings,
+        clientID: String,
+        cleanSession: Bool,
+        password: String?,
+        will: Will? = nil,
+        largestMessage: Int = 64 * 1024,
+        callbacks: Callbacks
+    ) throws(MQTTError) {
+        try self.init(
+            clientID: clientID,
+            cleanSession: cleanSession,
+            username: settings.username,
+            password: password,
+            caFile: settings.caFile?.path,
+            usesTLS: settings.usesTLS,
+            will: will,
+            largestMessage: largestMessage,
+            callbacks: callbacks
+        )
+    }
+
     deinit {
         stop()
         cmosq_destroy(api, handle)

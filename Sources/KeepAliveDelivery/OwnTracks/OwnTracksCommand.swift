@@ -53,32 +53,56 @@ public enum OwnTracksCommand: Sendable, Hashable {
     }
 
     /// The commands in a server's answer to a POST (OwnTracks' HTTP mode): a JSON array of
-    /// messages, or one. Its `cmd` messages (plain, or sealed with the key when there is one)
-    /// are for the device; the others (friends' locations, cards) are not commands and are
-    /// passed over. Each command is read as ``parse(_:encryption:)`` reads one.
+    /// messages, or one. Its `cmd` messages are for the device; the others (friends' locations,
+    /// cards) are not commands and are passed over. Each command is read as
+    /// ``parse(_:encryption:)`` reads one.
+    ///
+    /// With a key, the OwnTracks Recorder seals its whole answer, the array, into one
+    /// `{"_type": "encrypted"}` envelope (its `http.c`, `dopublish`): that envelope is opened
+    /// and the commands in it count as sealed with the key. A command sealed on its own, in a
+    /// plain array, is taken too; a plain command outside any envelope is not.
     public static func commands(inAnswer body: Data, encryption: OwnTracksEncryption?) -> [Result<OwnTracksCommand, OwnTracksError>] {
         guard body.count <= largestPayload else {
             return [.failure(.badCommand("an answer of \(body.count) bytes, more than the \(largestPayload) read"))]
         }
-        let messages: [JSONValue]
+        let answer: JSONValue
         do {
-            switch try JSONDecoder().decode(JSONValue.self, from: body) {
-            case .array(let list): messages = list
-            case let object: messages = [object]
-            }
+            answer = try JSONDecoder().decode(JSONValue.self, from: body)
         } catch {
             return [.failure(.badCommand("the server's answer is not JSON (\(OwnTracksWaypoint.reason(error)))"))]
         }
-        return messages.compactMap { message in
-            guard case .object(let fields) = message, case .string(let type)? = fields["_type"], type == "cmd" || type == "encrypted" else {
-                return nil
+        return commands(in: answer, encryption: encryption, sealed: false)
+    }
+
+    /// The commands in one message or array of them; `sealed` once opened with the key.
+    private static func commands(in answer: JSONValue, encryption: OwnTracksEncryption?, sealed: Bool) -> [Result<OwnTracksCommand, OwnTracksError>] {
+        if case .array(let messages) = answer {
+            return messages.flatMap { commands(in: $0, encryption: encryption, sealed: sealed) }
+        }
+        guard case .object(let fields) = answer, case .string(let type)? = fields["_type"] else { return [] }
+        let data = (try? JSONEncoder().encode(answer)) ?? Data()
+        switch type {
+        case "encrypted":
+            guard let encryption else {
+                return [.failure(.badCommand("the answer is encrypted, and the destination has no key-file to open it with"))]
             }
-            do throws(OwnTracksError) {
-                let data = (try? JSONEncoder().encode(message)) ?? Data()
-                return try parse(data, encryption: encryption, passingOver: true).map { .success($0) }
+            do {
+                let opened = try encryption.open(data)
+                return commands(in: try JSONDecoder().decode(JSONValue.self, from: opened), encryption: encryption, sealed: true)
+            } catch let error as OwnTracksError {
+                return [.failure(.badCommand("\(error)"))]
             } catch {
-                return .failure(error)
+                return [.failure(.badCommand("the answer opened to something that is not JSON (\(OwnTracksWaypoint.reason(error)))"))]
             }
+        case "cmd":
+            do throws(OwnTracksError) {
+                // Inside an envelope opened with the key, a plain command is a sealed one.
+                return try parse(data, encryption: sealed ? nil : encryption, passingOver: true).map { [.success($0)] } ?? []
+            } catch {
+                return [.failure(error)]
+            }
+        default:
+            return []
         }
     }
 

@@ -109,16 +109,25 @@ enum OwnTracksMessage {
         }
     }
 
-    /// `_type: status`: the device's state, retained on `TOPIC/status` at each connection.
+    /// `_type: status`: the device's state, retained on `TOPIC/status` (see `OwnTracksPresence`).
     struct Status: Encodable, Equatable {
         let type = "status"
         /// What OwnTracks' iOS and Android apps put under `iOS` and `android`, for this device.
         var linux: Device
 
+        /// Whether the device is there.
+        enum State: String, Encodable {
+            /// Connected.
+            case online
+            /// Stopped with a goodbye, or gone without one (the will).
+            case offline
+        }
+
         struct Device: Encodable, Equatable {
-            /// `online` while connected (the will's `lwt` says when it went away).
-            var state = "online"
-            /// When this connection was made, whole seconds since 1970.
+            var state: State
+            /// When the state began, whole seconds since 1970: the connection, the goodbye, or
+            /// in the will (published when the broker lost the device) the session's start, as
+            /// the `lwt`'s `tst`.
             var time: Int64
             /// Whether the device takes remote commands.
             var commands: Bool

@@ -8,7 +8,8 @@ import KeepAliveCore
 /// - Its will is `{"_type": "lwt", "tst": FIRST_CONNECTION}` on the base topic, which the broker
 ///   publishes when the device goes away without a goodbye (a crash, a lost link, frozen past
 ///   the keepalive).
-/// - At each connection it publishes a retained `{"_type": "status", ...}` on `TOPIC/status`.
+/// - Its retained `{"_type": "status", ...}` on `TOPIC/status` says `online` while it is
+///   connected and `offline` once it stopped or went away (kept by `OwnTracksPresence`).
 /// - It subscribes to `TOPIC/cmd` at QoS 1 (unless `cmd=false` on the destination) with a
 ///   persistent session, so the broker keeps the commands sent while the device is away.
 ///   Each is read by ``OwnTracksCommand/parse(_:encryption:)``; a retained message on the
@@ -40,8 +41,8 @@ public final class OwnTracksSession: Sendable {
     public typealias Received = Result<OwnTracksCommand, OwnTracksError>
 
     /// Connects (reconnecting by itself) and hands each message of the command topic to
-    /// `handle`, one at a time in arrival order, until the task is cancelled; then disconnects
-    /// (a goodbye: the broker publishes no will).
+    /// `handle`, one at a time in arrival order, until the task is cancelled; then says goodbye:
+    /// the status `offline` (retained), and a disconnection, so the broker publishes no will.
     ///
     /// - Throws: ``DeliveryError`` when the session cannot be set up (libmosquitto missing, a
     ///   bad password or key file).
@@ -63,15 +64,15 @@ public final class OwnTracksSession: Sendable {
             received: { arrive.yield($0) }
         )
         let client: MosquittoClient
+        let presence: OwnTracksPresence
         do {
+            presence = try OwnTracksPresence(settings: settings, password: password, encryption: encryption, started: started, logger: logger)
             let will = try Self.text(OwnTracksMessage.LastWill(time: Int64(started.timeIntervalSince1970.rounded(.down))), encryption)
             client = try MosquittoClient(
+                settings,
                 clientID: settings.clientID + "-device",
                 cleanSession: false,
-                username: settings.username,
                 password: password,
-                caFile: settings.caFile?.path,
-                usesTLS: settings.usesTLS,
                 will: MosquittoClient.Will(topic: settings.topic, payload: will),
                 largestMessage: OwnTracksCommand.largestPayload,
                 callbacks: callbacks
@@ -84,12 +85,6 @@ public final class OwnTracksSession: Sendable {
                 if settings.takesCommands, let error = client.subscribe(to: settings.topic + "/cmd") {
                     logger.error("could not subscribe to the commands", metadata: ["topic": "\(settings.topic)/cmd", "error": "\(error)"])
                 }
-                let status = OwnTracksMessage.Status(
-                    linux: .init(time: Int64(Date().timeIntervalSince1970.rounded(.down)), commands: settings.takesCommands)
-                )
-                if let text = try? Self.text(status, encryption) {
-                    _ = client.publish(topic: settings.topic + "/status", payload: text, retained: true)
-                }
                 logger.info("the device's session is connected", metadata: ["broker": "\(settings.host):\(settings.port)"])
             }
         }
@@ -97,6 +92,7 @@ public final class OwnTracksSession: Sendable {
         // A long keepalive: a frozen app sends no ping, and the broker drops it after 1.5 times
         // this (then the will says it is away, and commands wait in the session for its next
         // wake); until then a command reaches its socket and wakes it.
+        presence.start()
         if let error = client.start(host: settings.host, port: settings.port, keepAlive: Self.keepAlive) {
             logger.info("the device's session is not connected yet", metadata: ["reason": "\(error)"])
         }
@@ -119,6 +115,7 @@ public final class OwnTracksSession: Sendable {
         }
         self.client.withLock { $0 = nil }
         connected.withLock { $0 = {} }  // it held the client
+        await presence.goodbye()
         client.stop()
     }
 

@@ -162,6 +162,9 @@ final class MosquittoBroker {
         }
     }
 
+    /// What the broker logged since its last start (who connected, and how each went away).
+    var log: String { process?.output ?? "" }
+
     /// Kills the broker (SIGKILL: no goodbye to anyone).
     func kill() async {
         process?.signal(SIGKILL)

@@ -49,11 +49,32 @@ struct OwnTracksCommandTests {
         return formatter.date(from: text)
     }
 
-    /// Waits for the device's session: its retained status, published once it subscribed.
-    static func waitForSession(_ subscriber: MosquittoSubscriber, count: Int = 1, _ service: ChildProcess) async throws {
+    /// Waits for the device's session: its retained status `online`, the `count`th one.
+    static func waitForSession(_ subscriber: MosquittoSubscriber, count: Int = 1, key: String? = nil, _ service: ChildProcess) async throws {
         try await eventually("the device's session (its status)\n\(service.tail)") {
-            subscriber.allMessages.filter { $0.topic == device + "/status" }.count >= count
+            states(subscriber, key: key).filter { $0 == "online" }.count >= count
         }
+    }
+
+    /// The states the device's statuses said, in order (opened with `key` when sealed).
+    static func states(_ subscriber: MosquittoSubscriber, key: String? = nil) -> [String] {
+        received(subscriber, on: device + "/status").map { status in
+            var status = status
+            if let key, let sealed = try? JSONSerialization.data(withJSONObject: status),
+                let opened = try? OwnTracksEncryption(secret: key).open(sealed)
+            {
+                status = json(String(decoding: opened, as: UTF8.self))
+            }
+            return (status["linux"] as? [String: Any])?["state"] as? String ?? "?"
+        }
+    }
+
+    /// The device's retained status, as a subscriber that comes now is told it.
+    static func retainedStatus(_ broker: MosquittoBroker) async throws -> [String: Any] {
+        let late = try await runCommand(
+            "/usr/bin/mosquitto_sub", ["-h", broker.address, "-p", "\(broker.port)", "-t", device + "/status", "-C", "1", "-W", "10"]
+        )
+        return (json(late.lines.first ?? "")["linux"] as? [String: Any]) ?? [:]
     }
 
     static func json(_ text: String) -> [String: Any] {
@@ -161,9 +182,15 @@ struct OwnTracksCommandTests {
             Self.lines(service).contains { $0["class"] as? String == "event" && $0["identifier"] as? String == "f7676c" }
         }
         #expect(Self.entries(subscriber, of: "f7676c") == 1)
-        try await Self.command(#"{"_type": "cmd", "action": "clearWaypoints"}"#, broker)
-        try await eventually("the waypoints cleared") { Self.notes(service).contains { $0.text.hasSuffix("clearWaypoints: no waypoints watched") } }
+        // An empty list (what a Recorder's reply file can hold) removes them all, and says so.
+        try await Self.command(#"{"_type": "cmd", "action": "setWaypoints", "waypoints": {"_type": "waypoints", "waypoints": []}}"#, broker)
+        try await eventually("the waypoints removed") {
+            Self.notes(service).contains { $0.text.hasSuffix("setWaypoints with an empty list: all 2 waypoints removed, none watched (as clearWaypoints)") }
+        }
         #expect(try Self.fileIDs(file) == [])
+        #expect(service.output.contains("setWaypoints with an empty list removed every waypoint"), "a warning in the log")
+        try await Self.command(#"{"_type": "cmd", "action": "clearWaypoints"}"#, broker)
+        try await eventually("the waypoints cleared") { Self.notes(service).contains { $0.text.hasSuffix("clearWaypoints: all 0 waypoints removed, none watched") } }
         try await Self.command(#"{"_type": "cmd", "action": "waypoints"}"#, broker)
         try await eventually("the empty set published") { Self.received(subscriber, on: Self.device + "/waypoints").count >= 2 }
         #expect(Self.regionIDs(Self.received(subscriber, on: Self.device + "/waypoints")[1]) == [])
@@ -248,7 +275,7 @@ struct OwnTracksCommandTests {
             broker.directory, journal: "\(broker.directory)/journal.sqlite",
             deliver: [Self.destination(broker) + "&key-file=\(key)"], speed: "1", extra: ["--loop", "--strategy", "none", "--background"]
         )
-        try await Self.waitForSession(subscriber, service)
+        try await Self.waitForSession(subscriber, key: secret, service)
         let dump = #"{"_type": "cmd", "action": "dump"}"#
         try await Self.command(dump, broker)
         try await Self.command(try await Self.sealed(dump, key: "another key altogether"), broker)
@@ -280,26 +307,32 @@ struct OwnTracksCommandTests {
         let journal = "\(broker.directory)/journal.sqlite"
         var service = try await MQTTDeliveryTests.service(broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1", extra: options)
         try await Self.waitForSession(subscriber, service)
-        let status = Self.received(subscriber, on: Self.device + "/status").first
-        #expect((status?["linux"] as? [String: Any])?["state"] as? String == "online")
+        #expect(try await Self.retainedStatus(broker)["state"] as? String == "online")
         await service.expectCleanStop()
+        let stopped = Date().timeIntervalSince1970
+        let goodbye = try await Self.retainedStatus(broker)
+        #expect(goodbye["state"] as? String == "offline", "a subscriber that comes after a clean stop: \(goodbye)")
+        #expect((goodbye["tst"] as? Double).map { $0 <= stopped && $0 >= stopped - 60 } == true, "the goodbye's time")
 
         let started = Date().timeIntervalSince1970.rounded(.down)
         service = try await MQTTDeliveryTests.service(broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1", extra: options)
         try await Self.waitForSession(subscriber, count: 2, service)
-        #expect(subscriber.allMessages.filter { $0.strings["_type"] == "lwt" }.isEmpty, "a clean stop says goodbye: no will")
+        #expect(Self.states(subscriber) == ["online", "offline", "online"])
+        #expect(
+            subscriber.allMessages.filter { $0.strings["_type"] == "lwt" }.isEmpty,
+            "a clean stop says goodbye: no will\n\(broker.log)"
+        )
         service.signal(SIGKILL)
         await service.wait()
         try await eventually("the will") { subscriber.allMessages.contains { $0.strings["_type"] == "lwt" } }
         let will = subscriber.allMessages.filter { $0.strings["_type"] == "lwt" }
         #expect(will.count == 1 && will[0].topic == Self.device)
         #expect(will.first?.fields["tst"].map { $0 >= started && $0 <= Date().timeIntervalSince1970 } == true, "the tst of its connection")
-
-        // The status is retained: a subscriber that comes later gets it at once.
-        let late = try await runCommand(
-            "/usr/bin/mosquitto_sub", ["-h", broker.address, "-p", "\(broker.port)", "-t", Self.device + "/status", "-C", "1", "-W", "10"]
-        )
-        #expect(late.lines.first.map { Self.json($0)["_type"] as? String } == "status")
+        // The status is retained: a subscriber that comes after the kill is told it is away.
+        try await eventually("the status offline after the kill") { Self.states(subscriber).last == "offline" }
+        let away = try await Self.retainedStatus(broker)
+        #expect(away["state"] as? String == "offline", "\(away)")
+        #expect((away["tst"] as? Double).map { $0 >= started } == true, "the will's time: its session's start")
     }
 
     @Test func setConfigurationChangesTheMonitoringModeAndNothingElse() async throws {
@@ -336,19 +369,58 @@ struct OwnTracksCommandTests {
         #expect(configuration["host"] as? String == "127.0.0.1", "the broker as it was")
     }
 
+    /// A boat at the harbour in manual mode, delivering to a Recorder over HTTP with `options`.
+    static func harbourService(_ broker: MosquittoBroker, recorder: HTTPReceiver, options: String = "") async throws -> ChildProcess {
+        let file = "\(broker.directory)/waypoints.json"
+        try #"{"_type": "waypoints", "waypoints": [\#(harbour)]}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        return try await MQTTDeliveryTests.service(
+            broker.directory, journal: "\(broker.directory)/journal.sqlite",
+            deliver: ["rec=owntracks+http://127.0.0.1:\(recorder.port)/pub?user=me&device=phone\(options)"],
+            log: "bundg_zeus_9.log", logFolder: "tracks", speed: "1",
+            extra: ["--loop", "--strategy", "monitoring", "--mode", "manual", "--waypoints", file]
+        )
+    }
+
+    /// With a key the Recorder seals its whole answer, friends and commands, into one
+    /// envelope (its `http.c`, `dopublish`): every answer is opened, the commands in it
+    /// carried out, and nothing else is said about a friend's location.
+    @Test func aRecordersSealedAnswerIsOpenedAndItsCommandsCarriedOut() async throws {
+        try await OwnTracksEncryptionTests.requirePyNaCl()
+        let secret = "the Recorder's key for me-phone"
+        let friend = #"{"_type": "location", "lat": 52.85, "lon": 5.31, "tst": 1610104395, "tid": "fr", "topic": "owntracks/you/car"}"#
+        let commands = try await Self.sealed(
+            #"[\#(friend), {"_type": "cmd", "action": "reportLocation"}, {"_type": "cmd", "action": "dump"}]"#, key: secret
+        )
+        let friendsOnly = try await Self.sealed("[\(friend)]", key: secret)
+        let receiver = try HTTPReceiver { _, number in .json(200, number == 1 ? commands : friendsOnly) }
+        let broker = try await MosquittoBroker()  // for its folder
+        let key = "\(broker.directory)/owntracks.key"
+        try secret.write(toFile: key, atomically: true, encoding: .utf8)
+        chmod(key, 0o600)
+        let service = try await Self.harbourService(broker, recorder: receiver, options: "&key-file=\(key)")
+        let encryption = OwnTracksEncryption(secret: secret)
+        let bodies = {
+            receiver.accepted.compactMap { request -> [String: Any]? in
+                (try? encryption.open(Data(request.body.utf8))).map { Self.json(String(decoding: $0, as: UTF8.self)) }
+            }
+        }
+        try await eventually("the dump posted\n\(service.tail)") { bodies().contains { $0["_type"] as? String == "configuration" } }
+        try await eventually("the location asked for") { bodies().filter { $0["_type"] as? String == "location" }.count >= 2 }
+        await service.expectCleanStop()
+        #expect(bodies().count == receiver.accepted.count, "every post sealed with the key")
+        #expect(bodies().first { $0["_type"] as? String == "configuration" }?["encryption"] as? Bool == true)
+        let notes = Self.notes(service).map(\.text)
+        #expect(notes.contains { $0.contains("reportLocation answered") })
+        #expect(!notes.contains { $0.contains("command ignored") }, "\(notes.filter { $0.contains("ignored") })")
+        #expect(!service.output.contains("a command was ignored"), "a friend's location is not worth a warning")
+    }
+
     @Test func aRecordersAnswerCarriesCommandsAndTheirAnswersArePosted() async throws {
         let answer = #"[{"_type": "cmd", "action": "reportLocation"}, {"_type": "card", "name": "A friend"}, "#
             + #"{"_type": "cmd", "action": "dump"}, {"_type": "cmd", "action": "fly"}]"#
         let receiver = try HTTPReceiver { _, number in number == 1 ? .json(200, answer) : .status(200) }
         let broker = try await MosquittoBroker()  // for its folder
-        let file = "\(broker.directory)/waypoints.json"
-        try #"{"_type": "waypoints", "waypoints": [\#(Self.harbour)]}"#.write(toFile: file, atomically: true, encoding: .utf8)
-        let service = try await MQTTDeliveryTests.service(
-            broker.directory, journal: "\(broker.directory)/journal.sqlite",
-            deliver: ["rec=owntracks+http://127.0.0.1:\(receiver.port)/pub?user=me&device=phone"],
-            log: "bundg_zeus_9.log", logFolder: "tracks", speed: "1",
-            extra: ["--loop", "--strategy", "monitoring", "--mode", "manual", "--waypoints", file]
-        )
+        let service = try await Self.harbourService(broker, recorder: receiver)
         let bodies = { receiver.accepted.map { Self.json($0.body) } }
         try await eventually("the dump posted\n\(service.tail)") { bodies().contains { $0["_type"] as? String == "configuration" } }
         try await eventually("the location asked for") { bodies().filter { $0["_type"] as? String == "location" }.count >= 2 }
