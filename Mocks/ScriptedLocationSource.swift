@@ -19,6 +19,7 @@ public final class ScriptedLocationSource: LocationSource {
         var nextStartError: (any Error)?
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var clock: Date?
+        var rests = false
     }
 
     private let state = Locked(State())
@@ -39,6 +40,14 @@ public final class ScriptedLocationSource: LocationSource {
     public var currentDate: Date? {
         get { state.withLock { $0.clock } }
         set { state.withLock { $0.clock = newValue } }
+    }
+
+    /// Whether it stands in for a receiver that rests while unwatched (gpsd), so that a
+    /// `LocationMonitor` pauses on it while stationary. `false` (the default): like a replay,
+    /// never paused on, and a monitor ends when the script finishes.
+    public var restsWhenUnwatched: Bool {
+        get { state.withLock { $0.rests } }
+        set { state.withLock { $0.rests = newValue } }
     }
 
     /// Starts a session: what the test sends from now on, until it finishes or fails the source.

@@ -41,7 +41,7 @@ struct TerminalPrompt: AuthorizationPrompt {
     let answer: AuthorizationAnswer?
 
     func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer? {
-        if let answer { return answer }
+        if let answer { return await FixedAuthorizationPrompt(answer).ask(question, application: application) }
         guard isatty(STDIN_FILENO) == 1 else { return nil }
         let choices = question.choices.map { $0 == .whenInUse ? "when in use" : $0.rawValue }.joined(separator: " / ")
         let title =

@@ -220,7 +220,9 @@ public final class LocationMonitor: Sendable {
     /// the source ends (a replay: returns; gpsd unreachable at the start: throws).
     ///
     /// With `pausing`, the watch is left while the device is stationary, and a fix is asked for
-    /// every ``StationaryPause/checkInterval`` instead; `nil` watches all the time.
+    /// every ``StationaryPause/checkInterval`` instead; `nil` watches all the time, as does a
+    /// source that does not rest while unwatched (a replay, a test's script: see
+    /// `LocationSource.restsWhenUnwatched`), so that on those this ends when the source ends.
     ///
     /// `handler` gets each event too, in order, before this returns: the way to see every
     /// event of a replay that ends (a stream's consumer may still be behind). It gets them before
@@ -235,6 +237,7 @@ public final class LocationMonitor: Sendable {
         forEachFix: @escaping @Sendable (Location) -> Void = { _ in }
     ) async throws {
         let handler = Feed(fixes: forEachFix, events: handler)
+        let pause = manager.sourceRestsWhenUnwatched ? pause : nil
         while !Task.isCancelled {
             guard try await watch(manager, untilStationary: pause != nil, handler: handler), let pause else { return }
             logger.info("monitor \(name): stationary, the watch is left; a fix every \(pause.checkInterval.secondsText)")

@@ -5,8 +5,9 @@
 /// 60 s after its last watcher goes, and runs its device hook, where a board can power the
 /// receiver down) and asks for one fix every ``checkInterval``. A fix wholly beyond the
 /// stationary radius resumes the watch. A check that gets no fix (gpsd down, no fix in time)
-/// is tried again at the next. For a replay, pass no pause: a log plays on whether watched or
-/// not, and one that has ended answers no check.
+/// is tried again at the next. A replay or a test's script is never paused on (a log plays on
+/// whether watched or not, and one that has ended answers no check): the pause applies only
+/// to a source that rests while unwatched, as gpsd does (`LocationSource.restsWhenUnwatched`).
 public struct StationaryPause: Sendable, Hashable {
     /// How long between checks. Default 5 minutes: no shorter than the significant-change
     /// service's own 5 minutes between events, so checking more often would not make one

@@ -58,6 +58,58 @@ private let mainQueueMark: DispatchSpecificKey<Bool> = {
         try await waitUntil { source.activeSessions == 0 }
     }
 
+    /// CoreLocation's usual pattern: ask, and start updating in the callback once allowed.
+    @MainActor final class AskThenStart: LocationManagerDelegate {
+        let heard = Locked<[LocationAuthorization]>([])
+        let locations = Locked<[Location]>([])
+
+        func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
+            let status = manager.authorization?.status ?? .notDetermined
+            heard.withLock { $0.append(status) }
+            if status == .whenInUse || status == .always { manager.startUpdatingLocation() }
+        }
+        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+            self.locations.withLock { $0 += locations }
+        }
+        func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {}
+    }
+
+    @Test func theDelegateHearsTheAuthorizationWhenSetAndEveryChangeWithoutUpdatesRunning() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("delegate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authorization = LocationAuthorizationManager(
+            application: "tracker",
+            file: AuthorizationFile(url: folder.appendingPathComponent("tracker.json")),
+            policyURL: folder.appendingPathComponent("policy.json"),
+            prompt: FixedAuthorizationPrompt(.whenInUse)
+        )
+        let source = ScriptedLocationSource()
+        let manager = LocationManager(source: source, authorization: authorization)
+        let delegate = await AskThenStart()
+        manager.delegate = delegate
+        try await waitUntil { delegate.heard.withLock { $0 } == [.notDetermined] }  // once, as CoreLocation on creation
+        #expect(source.sessionsStarted == 0, "not allowed yet: nothing started")
+
+        #expect(try await authorization.requestWhenInUseAuthorization() == .whenInUse)
+        try await waitUntil { delegate.heard.withLock { $0 } == [.notDetermined, .whenInUse] }
+        await source.waitForSessions(1)  // started in the callback
+        source.sendFix(latitude: 52, longitude: 5, accuracy: 5, at: Date(timeIntervalSince1970: 1))
+        try await waitUntil { delegate.locations.withLock { $0.count } == 1 }
+
+        try authorization.setStatus(.denied)
+        try await waitUntil { delegate.heard.withLock { $0 } == [.notDetermined, .whenInUse, .denied] }
+        manager.stopUpdatingLocation()
+    }
+
+    @Test func aFixedPromptGivesItsAnswerOrTheNearestOffered() async {
+        #expect(await FixedAuthorizationPrompt(.always).ask(.always, application: "a") == .always)
+        #expect(await FixedAuthorizationPrompt(.always).ask(.whenInUse, application: "a") == .whenInUse)
+        #expect(await FixedAuthorizationPrompt(.deny).ask(.whenInUse, application: "a") == .deny)
+        #expect(await FixedAuthorizationPrompt(.deny).ask(.upgradeToAlways, application: "a") == .whenInUse)
+        #expect(await FixedAuthorizationPrompt(.once).ask(.always, application: "a") == .once)
+    }
+
     @Test func requestLocationCallsBackOnceWithTheErrorWhenTheSourceFails() async throws {
         let source = ScriptedLocationSource()
         source.failNextStart(with: LocationError(.gpsdUnreachable, "cannot reach gpsd at localhost:2947"))

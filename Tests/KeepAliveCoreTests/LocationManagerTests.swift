@@ -24,6 +24,24 @@ import Testing
         #expect(source.activeSessions == 0, "the watch stops when its last consumer is served")
     }
 
+    /// A replay that has ended gives a later one-shot nothing: it says so, and where the fixes
+    /// it did give are, rather than "no fix seen".
+    @Test func aOneShotAfterTheSourceEndedNamesTheLastFixItGave() async throws {
+        let manager = makeManager()
+        let updates = Task { for try await _ in manager.updates() {} }
+        await source.waitForSessions(1)
+        source.sendFix(latitude: 1, longitude: 0, accuracy: 5, at: now)
+        try await waitUntil { manager.location?.latitude == 1 }
+        source.finish()
+        try await updates.value
+        let request = Task { try await manager.requestLocation(timeout: .seconds(30)) }
+        await source.waitForSessions(2)
+        source.finish()
+        let error = try #require(await #expect(throws: LocationError.self) { try await request.value })
+        #expect(error.message.contains("the source ended before a fix met the request; the last fix it gave"))
+        #expect(error.message.contains("is the manager's `location`"))
+    }
+
     @Test func oneShotTimesOutWithTheBestFixSeen() async throws {
         let manager = makeManager()
         let request = Task { try await manager.requestLocation(desiredAccuracy: 5, timeout: .seconds(10)) }

@@ -11,6 +11,7 @@ struct StationaryPauseTests {
     @Test func aStationaryDeviceLeavesItsWatchAndChecksEveryFiveMinutes() async throws {
         let clock = TestClock()
         let source = ScriptedLocationSource()
+        source.restsWhenUnwatched = true  // as gpsd
         let manager = LocationManager(source: source, clock: clock)
         let monitor = try LocationMonitor(named: "pause", clock: clock)
         try monitor.add(.significantChange, identifier: "moves")
@@ -70,5 +71,25 @@ struct StationaryPauseTests {
         #expect(!monitor.isPaused && source.activeSessions == 1)
         monitoring.cancel()
         try await monitoring.value
+    }
+
+    /// The articles' recipe: a monitor with its default pause over a replay or a script ends
+    /// with it, on any clock, instead of pausing on the wall clock for checks it cannot answer.
+    @Test func aSourceThatDoesNotRestIsNeverPausedOnAndTheMonitorEndsWithIt() async throws {
+        let clock = TestClock()
+        let source = ScriptedLocationSource()
+        let manager = LocationManager(source: source, clock: clock)
+        let monitor = try LocationMonitor(named: "script", clock: clock)
+        try monitor.add(.significantChange, identifier: "moves")
+        let monitoring = Task { try await monitor.monitor(manager) }
+        await source.waitForSessions(1)
+        for second in 0...200 {
+            source.sendFix(latitude: 52.85, longitude: 5.31, accuracy: 5, at: TrackScript.start.addingTimeInterval(Double(second)))
+        }
+        try await waitUntil { monitor.isStationary }
+        #expect(!monitor.isPaused && source.activeSessions == 1, "stationary, and still watching")
+        source.finish()
+        try await monitoring.value  // returns: nothing waits on a clock nobody advances
+        #expect(source.sessionsStarted == 1)
     }
 }

@@ -41,7 +41,7 @@ public struct AuthorizationFile: Sendable, Hashable {
                 throw AuthorizationError(
                     .unreadableFile,
                     "cannot read authorization file \(url.path): \(reason). Fix its permissions, "
-                        + "or remove it with `keepalive auth reset`"
+                        + "or remove it with reset() on the LocationAuthorizationManager (from a shell: keepalive auth reset)"
                 )
             case .notVersioned:
                 throw damaged("it is not a versioned authorization record")
@@ -61,7 +61,7 @@ public struct AuthorizationFile: Sendable, Hashable {
         AuthorizationError(
             .damagedFile,
             "authorization file \(url.path) is damaged (\(detail)); location stays off and the file is left "
-                + "as it is. Fix it, or replace it with `keepalive auth reset`"
+                + "as it is. Fix it, or replace it with reset() on the LocationAuthorizationManager (from a shell: keepalive auth reset)"
         )
     }
 

@@ -78,10 +78,40 @@ public enum AuthorizationAnswer: String, Sendable, Hashable, CaseIterable, Custo
     public var description: String { rawValue }
 }
 
-/// Asks the user for location access. The CLI asks on a terminal; tests script the answers.
+/// Asks the user for location access: what ``LocationAuthorizationManager``'s requests call
+/// when CoreLocation would show its dialog. The CLI asks on a terminal; a program that decides
+/// up front answers with ``FixedAuthorizationPrompt``; a desktop app would show a dialog.
+///
+/// ```swift
+/// struct DialogPrompt: AuthorizationPrompt {
+///     func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer? {
+///         await showDialog(offering: question.choices)  // nil if nobody was there to answer
+///     }
+/// }
+/// ```
 public protocol AuthorizationPrompt: Sendable {
-    /// The user's answer, or `nil` if nobody could be asked.
+    /// The user's answer, one of `question.choices`, or `nil` if nobody could be asked (the
+    /// status then stays as it was).
     func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer?
+}
+
+/// A prompt that gives one answer to every question, for a program (or its tests) that decides
+/// up front: `LocationAuthorizationManager(application: "tracker", prompt: FixedAuthorizationPrompt(.always))`.
+///
+/// When the dialog does not offer the answer, it gives the nearest one it does: while using
+/// (`always` to a when-in-use request, `once` or `deny` to the upgrade to always, which offers
+/// only always and while using).
+public struct FixedAuthorizationPrompt: AuthorizationPrompt {
+    /// The answer given.
+    public let answer: AuthorizationAnswer
+
+    /// A prompt that always answers `answer`.
+    public init(_ answer: AuthorizationAnswer) { self.answer = answer }
+
+    /// ``answer``, or while using when the question does not offer it.
+    public func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer? {
+        question.choices.contains(answer) ? answer : .whenInUse
+    }
 }
 
 /// A prompt that never reaches anyone: requests leave the status as it is.

@@ -40,8 +40,12 @@ public enum LocationAccess: Sendable, Hashable {
             var message = "location is \(snapshot.status) for \(snapshot.application)"
             if let problem = snapshot.problem { message += ": \(problem.message)" }
             switch snapshot.status {
-            case .notDetermined: message += "; ask with `keepalive auth request when-in-use` (or always)"
-            case .denied: message += "; the user can allow it with `keepalive auth set when-in-use` (or always)"
+            case .notDetermined:
+                message += "; ask with its LocationAuthorizationManager's requestWhenInUseAuthorization() "
+                    + "(or requestAlwaysAuthorization(); from a shell: keepalive auth request when-in-use)"
+            case .denied:
+                message += "; the user can allow it with setStatus(.whenInUse) on its LocationAuthorizationManager "
+                    + "(from a shell: keepalive auth set when-in-use)"
             default: message += "; the system policy restricts it"
             }
             return .denied(LocationError(.notAuthorized, message))

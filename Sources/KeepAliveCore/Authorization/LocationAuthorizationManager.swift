@@ -128,8 +128,9 @@ public final class LocationAuthorizationManager: Sendable {
         guard let answer = await prompt.ask(question, application: application) else {
             throw AuthorizationError(
                 .noAnswer,
-                "nobody answered the location prompt for \(application) (no terminal); the status stays "
-                    + "\(record.status). Answer with --answer, or set it with `keepalive auth set`"
+                "nobody answered the location prompt for \(application); the status stays \(record.status). "
+                    + "Give the manager a prompt that answers (FixedAuthorizationPrompt, or your own AuthorizationPrompt) "
+                    + "or set the status with setStatus(_:) (from a shell: --answer, or keepalive auth set)"
             )
         }
         var updated = AuthorizationRules.apply(answer, to: question, record: record)

@@ -57,7 +57,8 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         LocationError(
             .gpsdUnreachable,
             "cannot reach gpsd at \(host):\(port) (\(reason)). Start it (sudo systemctl start gpsd, or "
-                + "gpsd -N -S \(port) /dev/ttyUSB0), point --gpsd at HOST:PORT, or replay a log with --replay FILE"
+                + "gpsd -N -S \(port) /dev/ttyUSB0), give GPSDSource(host:port:) where it listens (the tool: --gpsd HOST:PORT), "
+                + "or replay a log with NMEAReplaySource (the tool: --replay FILE)"
         )
     }
 

@@ -32,6 +32,7 @@ extension LocationManager {
         let streams = state.withLock { Array($0.streams.values) }
         for consumer in streams { consumer.sink.deliver(.status(.authorizationChanged(snapshot.status))) }
         refreshAccess(snapshot)
+        tellDelegateOfAuthorization()
     }
 
     /// Recomputes the access; announces a pause or a resume, and fails everyone on a denial.

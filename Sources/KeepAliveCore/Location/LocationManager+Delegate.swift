@@ -14,7 +14,10 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     func locationManager(_ manager: LocationManager, didFailWithError error: any Error)
     /// A status change: connected, reconnecting, fix lost, paused, resumed.
     func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus)
-    /// The app's authorization changed; read it from `manager.authorization`.
+    /// The app's authorization changed; read it from `manager.authorization`. As in
+    /// CoreLocation, called once with the current status when the delegate is set (where
+    /// CoreLocation calls it when the manager is made), then on every change, whether or not
+    /// updates are running: the place to start them once allowed.
     func locationManagerDidChangeAuthorization(_ manager: LocationManager)
 }
 
@@ -38,12 +41,33 @@ extension LocationManager {
         var desiredAccuracy: Double?
         var distanceFilter: Double?
         var updating: Task<Void, Never>?
+        /// The last call of `locationManagerDidChangeAuthorization` queued: the next waits for it.
+        var authorizationCalls: Task<Void, Never>?
     }
 
-    /// Receives the facade's callbacks; held weakly, as in CoreLocation.
+    /// Receives the facade's callbacks; held weakly, as in CoreLocation. Setting one tells it
+    /// the current authorization (`locationManagerDidChangeAuthorization`), on the main actor.
     public var delegate: (any LocationManagerDelegate)? {
         get { facade.withLock { $0.delegate } }
-        set { facade.withLock { $0.delegate = newValue } }
+        set {
+            facade.withLock { $0.delegate = newValue }
+            guard newValue != nil, authorization != nil else { return }
+            watchAuthorization()
+            tellDelegateOfAuthorization()
+        }
+    }
+
+    /// Tells the delegate of an authorization change, on the main actor, in order.
+    func tellDelegateOfAuthorization() {
+        facade.withLock { facade in
+            guard facade.delegate != nil else { return }
+            let previous = facade.authorizationCalls
+            facade.authorizationCalls = Task { @MainActor [weak self] in
+                await previous?.value
+                guard let self else { return }
+                self.delegate?.locationManagerDidChangeAuthorization(self)
+            }
+        }
     }
 
     /// Metres; `nil` takes every fix. Applies from the next `startUpdatingLocation()` or `requestLocation()`.
@@ -71,8 +95,7 @@ extension LocationManager {
                     guard let self, let delegate = self.delegate else { continue }
                     switch update {
                     case .location(let location): delegate.locationManager(self, didUpdateLocations: [location])
-                    case .status(.authorizationChanged):
-                        delegate.locationManagerDidChangeAuthorization(self)
+                    case .status(.authorizationChanged): break  // told by the manager's own watch, updating or not
                     case .status(let status): delegate.locationManager(self, didChangeStatus: status)
                     }
                 }

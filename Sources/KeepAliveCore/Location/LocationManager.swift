@@ -57,6 +57,10 @@ public final class LocationManager: Sendable {
     /// The last fix received while the fix lasts; `nil` once the receiver reports it lost.
     public var location: Location? { state.withLock { $0.cachedLocation } }
 
+    /// Whether its source rests while nobody watches it (gpsd: yes; a replay or a script: no;
+    /// see ``LocationSource/restsWhenUnwatched``).
+    public var sourceRestsWhenUnwatched: Bool { source.restsWhenUnwatched }
+
     /// Streams the fixes that pass `filter`, and status events, until the consumer stops.
     ///
     /// The stream throws if the source cannot start (gpsd unreachable at the first attempt,
@@ -167,17 +171,7 @@ public final class LocationManager: Sendable {
             guard state.session == nil else { return }
             let generation = state.nextID()
             state.sessionGeneration = generation
-            // Subscribed now, not in the task: no change between here and its first turn is missed.
-            // Kept for the manager's life once started: a service polling every 10 s in the
-            // background would otherwise set up inotify and a thread for each poll.
-            if state.authorizationWatcher == nil {
-                state.authorizationWatcher = authorization.map { authorization in
-                    let changes = authorization.changes()
-                    return Task { [weak self] in
-                        for await snapshot in changes { self?.authorizationDidChange(snapshot) }
-                    }
-                }
-            }
+            watchAuthorization(&state)
             state.session = Task { [weak self, source] in
                 do {
                     // Events are dispatched on the source's thread: no hop per fix.
@@ -186,6 +180,24 @@ public final class LocationManager: Sendable {
                 } catch {
                     self?.endSession(generation, error: error)
                 }
+            }
+        }
+    }
+
+    /// Follows the authorization's changes, from the first session or delegate on.
+    func watchAuthorization() {
+        state.withLock { watchAuthorization(&$0) }
+    }
+
+    private func watchAuthorization(_ state: inout State) {
+        // Subscribed now, not in the task: no change between here and its first turn is missed.
+        // Kept for the manager's life once started: a service polling every 10 s in the
+        // background would otherwise set up inotify and a thread for each poll.
+        guard state.authorizationWatcher == nil else { return }
+        state.authorizationWatcher = authorization.map { authorization in
+            let changes = authorization.changes()
+            return Task { [weak self] in
+                for await snapshot in changes { self?.authorizationDidChange(snapshot) }
             }
         }
     }
@@ -257,11 +269,15 @@ public final class LocationManager: Sendable {
             state.session = nil
             let consumers = Array(state.streams.values)
             state.streams.removeAll()
+            // A request after a replay's end sees nothing new: name the last fix it did give.
+            let last = state.cachedLocation.map { fix in
+                "; the last fix it gave\(fix.timestamp.map { " (\($0.formatted(.iso8601)))" } ?? "") is the manager's `location`"
+            }
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
                 let failure =
                     error
                     ?? LocationError.locationUnknown(
-                        "the source ended before a fix met the request",
+                        "the source ended before a fix met the request" + (oneShot.best == nil ? last ?? "" : ""),
                         best: oneShot.best,
                         rejectedBecause: oneShot.bestRejection(agesMeasuredBy: agesClock)
                     )

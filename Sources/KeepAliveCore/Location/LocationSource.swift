@@ -24,11 +24,23 @@ public protocol LocationSource: Sendable {
     /// receiver today; ``GPSDSource`` with the receiver's time, so a system clock that is wrong
     /// (a board without a real-time clock) makes no fresh fix look old.
     var currentDate: Date? { get }
+
+    /// Whether the source is a receiver that rests while nobody watches it (gpsd closes the
+    /// device 60 s after its last watcher goes), so that a monitor's stationary pause saves
+    /// something.
+    ///
+    /// `false`, the default: a replay or a test's script plays on whether watched or not, so a
+    /// `LocationMonitor` never pauses on it (a pause would wait on the wall clock for checks a
+    /// finished log cannot answer) and ends when it ends. ``GPSDSource`` says `true`.
+    var restsWhenUnwatched: Bool { get }
 }
 
 extension LocationSource {
     /// By default, none: ages are measured against the manager's wall clock.
     public var currentDate: Date? { nil }
+
+    /// By default, no: a monitor watching it never pauses.
+    public var restsWhenUnwatched: Bool { false }
 
     /// By default, the events of ``events()`` handed over one at a time.
     public func run(_ handler: @escaping @Sendable (SourceEvent) -> Void) async throws {

@@ -222,6 +222,7 @@ struct HostMonitoringTests {
 
     @Test func theWatchIsLeftWhileTheDeviceIsStationaryAndTakenBackWhenItMoves() async throws {
         let source = ScriptedLocationSource()
+        source.restsWhenUnwatched = true  // as gpsd
         let harness = try await Self.harness(freezer: .cgroup2) { configuration in
             configuration.locationSource = { source }
             configuration.stationaryPause = StationaryPause(checkInterval: .milliseconds(500), timeout: .seconds(30))

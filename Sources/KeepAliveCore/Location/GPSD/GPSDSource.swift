@@ -56,6 +56,9 @@ public struct GPSDSource: LocationSource {
     /// a year: a fresh fix is then fresh, and a cached one as old as it is.
     public var currentDate: Date? { receiverClock.date(at: time.now()) }
 
+    /// Yes: gpsd closes the device 60 s after its last watcher goes.
+    public var restsWhenUnwatched: Bool { true }
+
     /// The events of a session, as a stream; ``run(_:)`` hands them over without one.
     public func events() -> AsyncThrowingStream<SourceEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SourceEvent.self)
