@@ -62,6 +62,8 @@ public struct GPSDTPV: Sendable, Hashable, Decodable {
     public var lat: Double?
     /// Longitude in degrees.
     public var lon: Double?
+    /// Altitude above mean sea level in metres (the GGA's, on a 2D fix too).
+    public var altMSL: Double?
     /// Estimated horizontal error in metres.
     public var eph: Double?
     /// Speed over ground in m/s.

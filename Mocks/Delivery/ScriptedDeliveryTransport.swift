@@ -1,4 +1,4 @@
-public import KeepAliveCore
+import KeepAliveCore
 public import KeepAliveDelivery
 public import KeepAliveJournal
 

@@ -16,7 +16,7 @@ struct SourceOptions: ParsableArguments {
     )
     var replay: String?
 
-    @Option(help: "Replay speed: 1 as recorded, 10 ten times faster, 0 as fast as possible.")
+    @Option(help: "Replay speed: 1 as recorded, 10 ten times faster, 0 as fast as possible (gaps over 5 s in the log play as 5 s).")
     var speed: Double = 1
 
     @Flag(help: "With --replay: start the log again at its end, times shifted so they keep increasing.")

@@ -1,4 +1,4 @@
-public import CoreMetrics
+import CoreMetrics
 public import KeepAliveJournal
 
 /// What delivery counts, through swift-metrics, beside a service's own metrics: fixes

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 public import KeepAliveMonitoring
-public import KeepAliveHost
+import KeepAliveHost
 
 /// What the monitoring strategy (``KeepAliveStrategyKind/monitoring``) watches, and who watches it.
 ///

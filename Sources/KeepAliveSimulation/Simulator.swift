@@ -1,5 +1,5 @@
 import FoundationEssentials
-public import Logging
+import Logging
 public import KeepAliveCore
 public import KeepAliveMonitoring
 

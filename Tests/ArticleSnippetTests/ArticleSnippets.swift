@@ -8,6 +8,7 @@ import Testing
 /// Each ```` ```swift ```` block becomes a `@MainActor` function of its own (top-level code in a
 /// program is main-actor code too), its `import` lines gathered at the top of the article's
 /// file. A block whose first line is `// Package.swift` is a manifest and is not compiled here.
+/// A block after `<!-- test: NAME -->` is also run, as the test `NAME`.
 enum ArticleSnippets {
     /// The articles' folder.
     static let articles = URL(fileURLWithPath: #filePath)
@@ -35,20 +36,34 @@ enum ArticleSnippets {
     }
 
     /// The lines of each Swift block, in order.
-    static func blocks(in markdown: String) -> [[String]] {
-        var blocks: [[String]] = []
+    static func blocks(in markdown: String) -> [[String]] { markedBlocks(in: markdown).map(\.lines) }
+
+    /// Each Swift block with the test it is run as, if any: an HTML comment `<!-- test: NAME -->`
+    /// on the line before the block (DocC shows nothing of it) makes the block a test of that
+    /// name too, run in the test command; the others are only compiled.
+    static func markedBlocks(in markdown: String) -> [(lines: [String], test: String?)] {
+        var blocks: [(lines: [String], test: String?)] = []
         var current: [String]?
+        var previous = ""
+        var test: String?
         for line in markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
             if current == nil {
-                if line.trimmingCharacters(in: .whitespaces) == "```swift" { current = [] }
-            } else if line.trimmingCharacters(in: .whitespaces) == "```" {
-                blocks.append(current!)
+                if trimmed == "```swift" {
+                    current = []
+                    test = previous.hasPrefix("<!-- test: ") && previous.hasSuffix(" -->")
+                        ? String(previous.dropFirst("<!-- test: ".count).dropLast(" -->".count)) : nil
+                }
+                previous = trimmed
+            } else if trimmed == "```" {
+                blocks.append((current!, test))
                 current = nil
+                previous = ""
             } else {
                 current!.append(line)
             }
         }
-        return blocks.filter { $0.first?.hasPrefix("// Package.swift") != true }
+        return blocks.filter { $0.lines.first?.hasPrefix("// Package.swift") != true }
     }
 
     /// The Swift file that compiles `article`'s snippets.
@@ -56,7 +71,7 @@ enum ArticleSnippets {
         var imports: [String] = []
         var functions: [String] = []
         let prefix = article == "README" ? "readme" : article.prefix(1).lowercased() + article.dropFirst()
-        for (index, block) in blocks(in: markdown).enumerated() {
+        for (index, (block, test)) in markedBlocks(in: markdown).enumerated() {
             var body: [String] = []
             for line in block {
                 if line.hasPrefix("import ") || line.hasPrefix("@testable import ") {
@@ -68,6 +83,12 @@ enum ArticleSnippets {
             while body.first?.isEmpty == true { body.removeFirst() }
             let indented = body.map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
             functions.append("@MainActor func \(prefix)Snippet\(index + 1)() async throws {\n\(indented)\n}\n")
+            if let test {
+                if !imports.contains("import Testing") { imports.append("import Testing") }
+                functions.append(
+                    "@Test(.timeLimit(.minutes(1))) @MainActor func \(test)() async throws {\n    try await \(prefix)Snippet\(index + 1)()\n}\n"
+                )
+            }
         }
         return """
             // The Swift snippets of \(article).md, compiled: generated, do not edit. After changing the
@@ -127,9 +148,13 @@ enum ArticleSnippets {
             keepalive watch
             ```
             """
+        let tested = ArticleSnippets.source(of: "Example", markdown: "<!-- test: itRuns -->\n```swift\nprint(1)\n```\n")
+        #expect(tested.contains("import Testing"))
+        #expect(tested.contains("@Test(.timeLimit(.minutes(1))) @MainActor func itRuns() async throws {\n    try await exampleSnippet1()\n}"))
         let source = ArticleSnippets.source(of: "Example", markdown: markdown)
         #expect(source.contains("\nimport LocationKeepAlive\n"))
         #expect(source.contains("@MainActor func exampleSnippet1() async throws {\n    let manager = LocationManager(source: GPSDSource())\n}"))
         #expect(!source.contains(".package(") && !source.contains("keepalive watch") && !source.contains("Snippet2"))
     }
 }
+

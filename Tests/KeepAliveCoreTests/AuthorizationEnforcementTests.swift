@@ -202,7 +202,7 @@ import Testing
         try authorization.setStatus(.always)
         let source = ScriptedLocationSource()
         let manager = LocationManager(source: source, authorization: authorization)
-        let delegate = await Delegate()
+        let delegate = Delegate()
         manager.delegate = delegate
         manager.startUpdatingLocation()
         await source.waitForSessions(1)

@@ -43,7 +43,7 @@ private let mainQueueMark: DispatchSpecificKey<Bool> = {
     @Test func startAndStopUpdatingDeliverToTheDelegate() async throws {
         let source = ScriptedLocationSource()
         let manager = LocationManager(source: source)
-        let delegate = await RecordingDelegate()
+        let delegate = RecordingDelegate()
         manager.delegate = delegate
         manager.desiredAccuracy = 10
         manager.startUpdatingLocation()
@@ -86,7 +86,7 @@ private let mainQueueMark: DispatchSpecificKey<Bool> = {
         )
         let source = ScriptedLocationSource()
         let manager = LocationManager(source: source, authorization: authorization)
-        let delegate = await AskThenStart()
+        let delegate = AskThenStart()
         manager.delegate = delegate
         try await waitUntil { delegate.heard.withLock { $0 } == [.notDetermined] }  // once, as CoreLocation on creation
         #expect(source.sessionsStarted == 0, "not allowed yet: nothing started")
@@ -114,7 +114,7 @@ private let mainQueueMark: DispatchSpecificKey<Bool> = {
         let source = ScriptedLocationSource()
         source.failNextStart(with: LocationError(.gpsdUnreachable, "cannot reach gpsd at localhost:2947"))
         let manager = LocationManager(source: source)
-        let delegate = await RecordingDelegate()
+        let delegate = RecordingDelegate()
         manager.delegate = delegate
         manager.requestLocation()
         try await waitUntil { !delegate.errors.withLock { $0 }.isEmpty }

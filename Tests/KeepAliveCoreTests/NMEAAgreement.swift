@@ -26,10 +26,15 @@ struct NMEAAgreement: CustomStringConvertible {
     let modeMismatches: Int
     let modeMismatchTimes: [Int]
     var mismatchDetail: [String] = []
+    /// Epochs in the same place where the two give another altitude above sea level (more
+    /// than 0.05 m apart, or one has none).
+    var altitudeMismatches: [String] = []
+    /// Epochs in the same place where both give an altitude.
+    var altitudesCompared = 0
 
     var agrees: Bool {
         gpsdFixes == nativeFixes && onlyGPSD.isEmpty && onlyNative.isEmpty && placeMismatches.isEmpty
-            && modeMismatches == 0
+            && modeMismatches == 0 && altitudeMismatches.isEmpty
     }
 
     init(fixture: NMEAFixture) throws {
@@ -68,6 +73,14 @@ struct NMEAAgreement: CustomStringConvertible {
             guard let location = nativeByTime[time] else { continue }
             let error = max(abs(location.latitude - report.lat!), abs(location.longitude - report.lon!))
             if error > 1e-6 { elsewhere.append(time) } else { worst = max(worst, error) }
+            if error <= 1e-6 {
+                switch (report.altMSL, location.altitudeMSL) {
+                case (nil, nil): break
+                case (let gpsd?, let native?) where abs(gpsd - native) <= 0.05: altitudesCompared += 1
+                case (let gpsd, let native):
+                    altitudeMismatches.append("\(Self.clock(time)) gpsd \(gpsd.map { "\($0)" } ?? "none") native \(native.map { "\($0)" } ?? "none")")
+                }
+            }
             if location.mode.rawValue != report.mode {
                 mismatches += 1
                 modeTimes.append(time)
@@ -99,6 +112,7 @@ struct NMEAAgreement: CustomStringConvertible {
         if !onlyGPSD.isEmpty { row += " only gpsd: \(onlyGPSD.map(Self.clock))" }
         if !placeMismatches.isEmpty { row += " elsewhere: \(placeMismatches.map(Self.clock))" }
         if !mismatchDetail.isEmpty { row += " modes: \(mismatchDetail.sorted())" }
+        if !altitudeMismatches.isEmpty { row += " altitudes (\(altitudeMismatches.count)): \(altitudeMismatches.sorted().prefix(5))" }
         return row
     }
 

@@ -20,7 +20,7 @@ import Testing
         #expect(first.map(\.id).max()! < second.map(\.id).min()!, "a later commit's ids sort after an earlier one's")
         #expect(Set(records.map(\.shortID)).count == 50)
         try sqlite3(path, "SELECT 1")  // another program can read it
-        let layout = try String(contentsOfFile: try dump(path, "PRAGMA page_size; SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'fix' AND sql IS NULL;"))
+        let layout = try String(contentsOfFile: try dump(path, "PRAGMA page_size; SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'fix' AND sql IS NULL;"), encoding: .utf8)
         #expect(layout.split(separator: "\n") == ["1024", "0"], "1 KB pages, and no automatic (unique) index on fix")
     }
 
@@ -59,7 +59,7 @@ import Testing
         #expect(kept.map(\.id) == ["9b2f4c1e-0d7a-4e3b-8c55-1f0e2d3c4b5a", "c0ffee00-1111-4222-8333-444455556666"])
         #expect(kept.map(\.shortID) == ["9b2f4c1e", "c0ffee00"], "a record journaled before keeps its _id")
         #expect(try journal.append(fix(4)).sequence == 4, "3 was handed out once: never again")
-        let indexes = try String(contentsOfFile: try dump(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'fix' AND sql IS NULL;"))
+        let indexes = try String(contentsOfFile: try dump(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'fix' AND sql IS NULL;"), encoding: .utf8)
         #expect(indexes == "0\n")
     }
 

@@ -1,7 +1,7 @@
 import Dispatch
 public import FoundationEssentials
 public import Logging
-public import KeepAliveCore
+import KeepAliveCore
 public import KeepAliveJournal
 
 /// Delivery over HTTP, one record a request, in order, through libcurl (one connection kept

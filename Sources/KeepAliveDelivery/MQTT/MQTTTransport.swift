@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 public import Logging
-public import KeepAliveCore
+import KeepAliveCore
 public import KeepAliveJournal
 
 /// OwnTracks over MQTT: each fix a `location` message, QoS 1, on the destination's topic, each

@@ -3,7 +3,8 @@ import Glibc
 import SystemPackage
 
 extension TrackExporter {
-    /// Writes every fix of `journal` with a time in `from...to` to `file`; returns how many.
+    /// Writes every fix and event of `journal` whose own time (the fix time, else when it was
+    /// journaled) is in `from...to` to `file`; returns how many records, events included.
     ///
     /// The track is written to `file.partial` first, flushed to disk, and renamed over `file`
     /// only once it is complete: a reader never sees half a track, and a failure (a full disk,
@@ -38,8 +39,12 @@ extension TrackExporter {
 }
 
 extension FixJournal {
-    /// Writes the journal's fixes (those with a time in `from...until`; all by default) to
-    /// `file` as a track in `format`, in one call; returns how many.
+    /// Writes the journal's fixes and location events to `file` as a track in `format`, in one
+    /// call; returns how many records it wrote, events included (GPX waypoints, GeoJSON points).
+    ///
+    /// `from...until` (everything by default) is on each record's own time: the receiver's fix
+    /// time, or when it was journaled for a fix without one. Not when it was journaled: a fix
+    /// from a receiver whose clock was years off when journaled is found by its fix time.
     ///
     /// ```swift
     /// try journal.export(.gpx, to: URL(fileURLWithPath: "today.gpx"), from: .now.addingTimeInterval(-86_400))

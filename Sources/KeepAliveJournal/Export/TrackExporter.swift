@@ -24,7 +24,8 @@ public struct TrackExporter: Sendable {
         self.name = name
     }
 
-    /// Writes every fix and event of `journal` with a time in `from...to` to `write`; returns how many.
+    /// Writes every fix and event of `journal` whose own time (the fix time, else when it was
+    /// journaled) is in `from...to` to `write`; returns how many records, events included.
     @discardableResult
     public func export(
         _ journal: FixJournal,

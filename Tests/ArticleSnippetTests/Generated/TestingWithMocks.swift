@@ -17,10 +17,18 @@ import Testing
     for try await update in updates { print(update) }  // the fix, then .status(.fixLost)
 }
 
+@Test(.timeLimit(.minutes(1))) @MainActor func fixesByHandEndWithTheScript() async throws {
+    try await testingWithMocksSnippet1()
+}
+
 @MainActor func testingWithMocksSnippet2() async throws {
     let replay = NMEAReplaySource(file: NMEAFixture.mt3339.url, speed: 0)  // as fast as possible
     let fix = try await LocationManager(source: replay).requestLocation(maximumAge: .seconds(1), timeout: .seconds(5))
     print(fix.timestamp ?? .distantPast)  // 2017: ages are measured on the replay's own clock
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func aReplayAnswersAOneShotOnItsOwnClock() async throws {
+    try await testingWithMocksSnippet2()
 }
 
 @MainActor func testingWithMocksSnippet3() async throws {
@@ -55,9 +63,55 @@ import Testing
 }
 
 @MainActor func testingWithMocksSnippet6() async throws {
+    struct SettingsPrompt: AuthorizationPrompt {
+        let allowsBackground: Bool
+        func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer? {
+            allowsBackground && question.choices.contains(.always) ? .always : .whenInUse
+        }
+    }
+    let tracker = LocationAuthorizationManager(application: "tracker", prompt: FixedAuthorizationPrompt(.always))
+    let viewer = LocationAuthorizationManager(application: "viewer", prompt: SettingsPrompt(allowsBackground: false))
+    print(try await tracker.requestAlwaysAuthorization(), try await viewer.requestAlwaysAuthorization())
+}
+
+@MainActor func testingWithMocksSnippet7() async throws {
     let receiver = try HTTPReceiver { _, number in number == 3 ? .status(400) : .status(200) }
     let destination = try Destination(name: "recorder", url: "owntracks+http://127.0.0.1:\(receiver.port)/pub?tid=kt")
     let journal = try FixJournal(file: FileManager.default.temporaryDirectory.appendingPathComponent("journal.sqlite"))
     let delivery = try JournalDelivery(journal: journal, destinations: [destination])
     Task { await delivery.run() }  // the third request is refused, the others acknowledged
+}
+
+@MainActor func testingWithMocksSnippet8() async throws {
+    let monitor = try LocationMonitor(named: "boat")  // no file: in memory
+    let harbour = Coordinate(latitude: 52.850155, longitude: 5.3136167)
+    try monitor.add(.circle(center: harbour, radius: 300), identifier: "harbour", assuming: .unsatisfied)
+    var events = monitor.events.makeAsyncIterator()
+    let replay = NMEAReplaySource(file: NMEAFixture("bundg_zeus_9.log", folder: "tracks").url, speed: 0)
+    try await monitor.monitor(LocationManager(source: replay))  // returns at the log's end
+    #expect(await events.next()?.state == .satisfied)  // the boat came into the harbour
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func aMonitorOverAReplayReturnsAtTheLogsEnd() async throws {
+    try await testingWithMocksSnippet8()
+}
+
+@MainActor func testingWithMocksSnippet9() async throws {
+    let clock = ManualClock()
+    let source = ScriptedLocationSource()
+    let monitor = try LocationMonitor(named: "home", clock: clock)
+    try monitor.add(.circle(center: Coordinate(latitude: 52.0, longitude: 5.0), radius: 100), identifier: "home", assuming: .unsatisfied)
+    var events = monitor.events.makeAsyncIterator()
+    let monitoring = Task { try await monitor.monitor(LocationManager(source: source, clock: clock)) }
+    await source.waitForSessions(1)
+    let now = Date()
+    source.sendFix(latitude: 52.0, longitude: 5.0, accuracy: 5, at: now)
+    source.sendFix(latitude: 52.0, longitude: 5.0, accuracy: 5, at: now + 1)  // two fixes well inside: entered
+    #expect(await events.next()?.state == .satisfied)
+    source.finish()
+    try await monitoring.value  // the script ended, and so did the monitor
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func aMonitorOverAScriptOnAManualClockEndsWithTheScript() async throws {
+    try await testingWithMocksSnippet9()
 }

@@ -124,7 +124,7 @@ import Testing
         let image = "\(folder)/disk.img", mount = "\(folder)/mnt"
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        FileManager.default.createFile(atPath: image, contents: nil)
+        _ = FileManager.default.createFile(atPath: image, contents: nil)
         try FileHandle(forWritingTo: URL(fileURLWithPath: image)).truncate(atOffset: 16 << 20)
         _ = try await run("/sbin/mkfs.ext4", ["-q", image])
         let mounted = try await runCommand("/bin/mount", ["-o", "loop,errors=remount-ro", image, mount])

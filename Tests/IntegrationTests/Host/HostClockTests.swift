@@ -91,7 +91,7 @@ struct HostClockTests {
             try await clock.jump("+365d")
             _ = try await runCommand(keepalive, ["host", "background", "--socket", socket, "--app", "tracker"])
             let background = ContinuousClock.now
-            try await clock.set("-365d")
+            try clock.set("-365d")
             let frozen = try #require(await lines.first("frozen", after: background, within: .seconds(10)), "frozen after its budget\n\(host.tail)")
             let budget = background.duration(to: frozen)
             #expect(HostMonitoringTests.lines(log).contains("expiring"), "its task was told it expires")

@@ -137,9 +137,10 @@ public struct NMEAFixAssembler: Sendable {
         let location = Location(
             latitude: latitude,
             longitude: longitude,
-            altitudeHAE: mode == .threeDimensional
-                ? shown.altitudeMSL.flatMap { msl in shown.geoidSeparation.map { msl + $0 } } : nil,
-            altitudeMSL: mode == .threeDimensional ? shown.altitudeMSL : nil,
+            // The epoch's GGA altitude, on a 2D fix too, as gpsd 3.22 reports it (without a
+            // vertical accuracy: a 2D fix has none).
+            altitudeHAE: shown.altitudeMSL.flatMap { msl in shown.geoidSeparation.map { msl + $0 } },
+            altitudeMSL: shown.altitudeMSL,
             horizontalAccuracy: hdop.map { $0 * (isDifferential ? 4.75 : 19.0) },
             verticalAccuracy: mode == .threeDimensional ? vdop.map { $0 * (isDifferential ? 5.75 : 23.0) } : nil,
             speed: shown.speedKnots.map { $0 * 1852.0 / 3600.0 },
