@@ -54,11 +54,10 @@ extension KeepAlive {
                 throw ExitCode.failure
             }
             let manager = try source.makeManager()
-            let pause = source.replay == nil ? StationaryPause() : nil
             let ending = await withTaskGroup(of: Bool?.self) { group in
                 group.addTask {
                     do {
-                        try await monitor.monitor(manager, pausing: pause) { output.write($0) }
+                        try await monitor.monitor(manager) { output.write($0) }  // a replay is never paused on
                         return true
                     } catch {
                         output.write(error: error)

@@ -241,8 +241,7 @@ extension KeepAlive {
                         : try ServiceMonitoring.standalone(
                             wanted,
                             assuming: monitoring.assuming,
-                            file: monitorState.map { URL(fileURLWithPath: $0) },
-                            pausing: source.replay == nil ? StationaryPause() : nil
+                            file: monitorState.map { URL(fileURLWithPath: $0) }
                         )
                 } catch let error as MonitoringError where error.code == .invalidCondition {
                     output.write(error: ValidationError("the conditions file \(monitoring.conditions ?? ""): \(error.message)"))

@@ -79,30 +79,28 @@ public enum OwnTracksCommand: Sendable, Hashable {
         if case .array(let messages) = answer {
             return messages.flatMap { commands(in: $0, encryption: encryption, sealed: sealed) }
         }
-        guard case .object(let fields) = answer, case .string(let type)? = fields["_type"] else { return [] }
+        guard case .object(let fields) = answer, case .string(let type)? = fields["_type"], type == "encrypted" || type == "cmd" else {
+            return []  // a friend's location, a card: not for the device
+        }
         let data = (try? JSONEncoder().encode(answer)) ?? Data()
-        switch type {
-        case "encrypted":
-            guard let encryption else {
-                return [.failure(.badCommand("the answer is encrypted, and the destination has no key-file to open it with"))]
-            }
-            do {
-                let opened = try encryption.open(data)
-                return commands(in: try JSONDecoder().decode(JSONValue.self, from: opened), encryption: encryption, sealed: true)
-            } catch let error as OwnTracksError {
-                return [.failure(.badCommand("\(error)"))]
-            } catch {
-                return [.failure(.badCommand("the answer opened to something that is not JSON (\(OwnTracksWaypoint.reason(error)))"))]
-            }
-        case "cmd":
+        guard type == "encrypted" else {
             do throws(OwnTracksError) {
                 // Inside an envelope opened with the key, a plain command is a sealed one.
                 return try parse(data, encryption: sealed ? nil : encryption, passingOver: true).map { [.success($0)] } ?? []
             } catch {
                 return [.failure(error)]
             }
-        default:
-            return []
+        }
+        guard let encryption else {
+            return [.failure(.badCommand("the answer is encrypted, and the destination has no key-file to open it with"))]
+        }
+        do {
+            let opened = try encryption.open(data)
+            return commands(in: try JSONDecoder().decode(JSONValue.self, from: opened), encryption: encryption, sealed: true)
+        } catch let error as OwnTracksError {
+            return [.failure(.badCommand("\(error)"))]
+        } catch {
+            return [.failure(.badCommand("the answer opened to something that is not JSON (\(OwnTracksWaypoint.reason(error)))"))]
         }
     }
 

@@ -79,8 +79,6 @@ final class OwnTracksPresence: Sendable {
         let status = OwnTracksMessage.Status(
             linux: .init(state: state, time: Int64(time.timeIntervalSince1970.rounded(.down)), commands: settings.takesCommands)
         )
-        let json = OwnTracksPayload.encode(status)
-        guard let encryption else { return json }
-        return try encryption.seal(json)
+        return try OwnTracksSession.text(status, encryption)
     }
 }

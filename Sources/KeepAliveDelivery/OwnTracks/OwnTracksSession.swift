@@ -175,7 +175,8 @@ public final class OwnTracksSession: Sendable {
         )
     }
 
-    private static func text(_ message: some Encodable, _ encryption: OwnTracksEncryption?) throws(OwnTracksError) -> String {
+    /// `message` as JSON, sealed with `encryption` when there is one.
+    static func text(_ message: some Encodable, _ encryption: OwnTracksEncryption?) throws(OwnTracksError) -> String {
         let json = OwnTracksPayload.encode(message)
         guard let encryption else { return json }
         return try encryption.seal(json)
