@@ -35,8 +35,18 @@ package struct KeepAlive: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
+        // `run` and `host` with --config: the file's settings before the command line's.
+        let arguments: [String]
         do {
-            var command = try parseAsRoot(Array(ProcessArguments.current.dropFirst()))
+            let expansion = try ConfiguredArguments.expansion(of: Array(ProcessArguments.current.dropFirst()))
+            ConfiguredArguments.started.withLock { $0 = expansion }
+            arguments = expansion.arguments
+        } catch {
+            Console.error("keepalive: \(error)\n")
+            Glibc.exit(ConfigurationError.exitCode)
+        }
+        do {
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

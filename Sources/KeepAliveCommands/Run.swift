@@ -21,6 +21,8 @@ extension KeepAlive {
                 """
         )
 
+        @OptionGroup var settings: ConfigurationOption
+
         @OptionGroup var source: SourceOptions
 
         @OptionGroup(title: "Journal and delivery") var delivery: DeliveryOptions
@@ -207,6 +209,7 @@ extension KeepAlive {
             let needsJournal = delivery.isRequested || monitoring.waypoints != nil
             let journalCommands = needsJournal ? JournalLink.required() : nil
             let interrupts = await Interrupts.trap()
+            let hangups = await ConfigurationReload.signals(for: settings.config)
             let output = Output(json: source.json)
             let environment = ProcessInfo.processInfo.environment
             let appID = source.app ?? (hosted ? environment["KEEPALIVE_APP"] : nil) ?? "keepalive"
@@ -295,13 +298,48 @@ extension KeepAlive {
             var queueDepth: @Sendable () -> Int? = { nil }
             if let journal { queueDepth = journal.queueDepth }
             let systemd = SystemdReporting(notifier: SystemdNotifier(), queueDepth: queueDepth)
+            let restarting = Locked(false)
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: RunService(service: service, output: output, systemd: systemd))],
+                    services: [
+                        .init(service: RunService(service: service, output: output, systemd: systemd, restarting: restarting))
+                    ],
                     logger: logger
                 )
             )
+            let reloads = hangups.map { hangups in
+                Task { [json = source.json] in
+                    for await _ in hangups {
+                        if await Self.reload(json: json) {
+                            restarting.withLock { $0 = true }
+                            await group.triggerGracefulShutdown()
+                            return
+                        }
+                    }
+                }
+            }
             try await interrupts.run(group)
+            reloads?.cancel()
+            if restarting.withLock({ $0 }) { ConfigurationReload.restartInPlace() }
+        }
+
+        /// SIGHUP: the configuration read again; `true` when the service should stop and start
+        /// again with it (it changed and is good), after saying so.
+        static func reload(json: Bool) async -> Bool {
+            switch ConfigurationReload.check(Run.self) {
+            case .refused(let why):
+                ReloadReport(outcome: .refused, message: "\(why); the running settings stay").write(json: json)
+                return false
+            case .accepted(_, let expansion, let changed) where changed.isEmpty:
+                ReloadReport(outcome: .unchanged, message: "\(expansion.file ?? "the configuration") is unchanged").write(json: json)
+                return false
+            case .accepted(_, _, let changed):
+                ReloadReport(
+                    outcome: .restarting,
+                    message: "\(changed.joined(separator: ", ")) changed: stopping gracefully and starting again in place (same process id)"
+                ).write(json: json)
+                return true
+            }
         }
     }
 }
@@ -313,6 +351,9 @@ struct RunService: Service {
     let service: KeepAliveService
     let output: Output
     let systemd: SystemdReporting
+    /// Set when the stop is a reload's: systemd hears RELOADING=1, not STOPPING=1, and the
+    /// process starts again in place.
+    var restarting = Locked(false)
 
     /// Fault injection for the watchdog's tests: the run loop hangs (blocks its thread) this many
     /// seconds after the start, as a deadlocked service would.
@@ -366,7 +407,11 @@ struct RunService: Service {
                 systemd.observe(event)
             }
         } onGracefulShutdown: {
-            systemd.stopping()
+            if restarting.withLock({ $0 }) {
+                systemd.reloading()
+            } else {
+                systemd.stopping()
+            }
             send.finish()
         }
         readiness.cancel()

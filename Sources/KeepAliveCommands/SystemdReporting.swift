@@ -104,6 +104,9 @@ final class SystemdReporting: Sendable {
         if let text { notifier.ready(status: text) }
     }
 
+    /// A reload that restarts the service in place: READY=1 comes again from the new image.
+    func reloading() { _ = notifier.notify(["RELOADING=1", "STATUS=reloading: starting again with the new configuration"]) }
+
     func stopping() { notifier.stopping(status: "stopping: gracefully ending tasks, audio and gpsd") }
 
     private static func describe(_ state: State) -> String {

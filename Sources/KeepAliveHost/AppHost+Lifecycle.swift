@@ -83,7 +83,7 @@ extension AppHost {
     /// Tells the app, waits a bounded time for its answer, then freezes it, unless a newer
     /// decision came meanwhile.
     private func freeze(_ app: HostedApp, generation: Int) async {
-        let timeout = configuration.noticeTimeout
+        let timeout = settings.noticeTimeout
         let answered = await ask(app, HostNotice(.willSuspend, deadline: timeout.secondsValue))
         guard app.generation == generation, app.model.state == .suspended else { return }
         do {
@@ -129,7 +129,7 @@ extension AppHost {
     /// Waits, at most the notice timeout, for the app's `ack` of `kind` (it may have come already).
     func waitForAnswer(_ app: HostedApp, kind: String) async -> Bool {
         let id = app.id
-        let timer = Task { [clock, timeout = configuration.noticeTimeout] in
+        let timer = Task { [clock, timeout = settings.noticeTimeout] in
             try? await clock.sleep(for: timeout)
             self.noticeTimedOut(id, kind)
         }

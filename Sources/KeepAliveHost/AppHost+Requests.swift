@@ -225,7 +225,7 @@ extension AppHost {
             file: configuration.authorizationFile(id),
             logger: logger
         )
-        var profile = configuration.profile
+        var profile = settings.profile
         profile.audioGrace += configuration.reportAllowance
         profile.locationGrace += configuration.reportAllowance
         let model = Application(
@@ -237,8 +237,8 @@ extension AppHost {
         model.advance(to: elapsed)
         let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user)
         app.launchSpec = spec
-        app.dataWakes = configuration.dataWakes
-        app.eventWakes = configuration.eventWakes
+        app.dataWakes = settings.dataWakes
+        app.eventWakes = settings.eventWakes
         let previous = apps.updateValue(app, forKey: id)
         membership.add(group)
         if let previous {
@@ -290,7 +290,7 @@ extension AppHost {
         if inBackground {
             // Like a launch for background work: the app enters the background once it has said
             // hello and handled it (an app that never says hello, after the notice timeout).
-            Task { [clock, timeout = configuration.noticeTimeout * 4] in
+            Task { [clock, timeout = settings.noticeTimeout * 4] in
                 try? await clock.sleep(for: timeout)
                 self.enterBackgroundIfNoHello(id)
             }
@@ -318,7 +318,7 @@ extension AppHost {
         }
         var user: AppUser
         if caller.uid == 0 {
-            if named == nil, let name = configuration.defaultUser { named = try AppUser.named(name) }
+            if named == nil, let name = settings.defaultUser { named = try AppUser.named(name) }
             guard let chosen = named else {
                 throw HostError(
                     .notPermitted,
@@ -339,13 +339,13 @@ extension AppHost {
             }
             user = caller
         }
-        if user.isRoot, !configuration.allowsRootApps {
+        if user.isRoot, !settings.allowsRootApps {
             throw HostError(
                 .notPermitted,
                 "apps never run as root under this host: name an unprivileged user, or start the host with --allow-root-apps (nothing then keeps such an app in its group)"
             )
         }
-        if freezer.kind == .signal, user.uid != host.uid, !configuration.allowsSignalsForOtherUsers {
+        if freezer.kind == .signal, user.uid != host.uid, !settings.allowsSignalsForOtherUsers {
             throw HostError(
                 .notPermitted,
                 "with the signal freezer any process of \(user.name)'s outside the app can thaw it (SIGCONT), so apps of other users are refused: use a cgroup freezer, or start the host with --signal-other-users"
@@ -387,7 +387,7 @@ extension AppHost {
     private func moveToBackground(_ app: HostedApp) async {
         guard app.model.state == .active || app.model.state == .inactive else { return }
         // The budget starts here, before the app's own copy of it: its expiration never comes first.
-        app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
+        app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
         if await ask(app, HostNotice(.lifecycle, event: "background")) == false {
             emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
         }
@@ -398,7 +398,7 @@ extension AppHost {
     private func enterBackgroundWhenHandled(_ id: String) async {
         guard let app = apps[id] else { return }
         app.model.advance(to: elapsed)
-        app.model.enterBackground(awaitingHandlerFor: configuration.noticeTimeout)
+        app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
         app.grantEventBudgetIfLaunchedForOne()
         if await !waitForAnswer(app, kind: "background") {
             emit(.refused("\(id) did not answer entering the background within the notice timeout"))

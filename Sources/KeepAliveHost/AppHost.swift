@@ -146,8 +146,10 @@ public actor AppHost {
         case stopped
     }
 
-    /// How it runs.
+    /// How it started. What a reload changes is in ``settings``.
     public nonisolated let configuration: Configuration
+    /// How it runs now: ``configuration``, with what ``reload(_:)`` changed since.
+    public internal(set) var settings: Configuration
     /// The freezer it chose.
     public nonisolated let freezer: Freezer
     let emit: @Sendable (Event) -> Void
@@ -179,6 +181,7 @@ public actor AppHost {
         emit: @escaping @Sendable (Event) -> Void = { _ in }
     ) throws(HostError) {
         self.configuration = configuration
+        self.settings = configuration
         self.logger = logger
         self.emit = emit
         freezer = try Freezer.choose(configuration.freezer, name: configuration.name, limits: configuration.groupLimits)

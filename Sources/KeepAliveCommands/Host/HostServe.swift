@@ -6,6 +6,7 @@ import KeepAliveHost
 import KeepAliveService
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 extension KeepAlive.HostCommand {
     /// The host daemon.
@@ -17,6 +18,8 @@ extension KeepAlive.HostCommand {
                 and its cgroup removed.
                 """
         )
+
+        @OptionGroup var settings: ConfigurationOption
 
         @OptionGroup var socket: SocketOption
 
@@ -209,6 +212,7 @@ extension KeepAlive.HostCommand {
         func run() async throws {
             Self.raiseDescriptorLimit()
             let interrupts = await Interrupts.trap()
+            let hangups = await ConfigurationReload.signals(for: settings.config)
             let output = HostOutput(json: json)
             let notifier = SystemdNotifier()
             let host: AppHost
@@ -230,7 +234,50 @@ extension KeepAlive.HostCommand {
                     logger: Logger(label: "keepalive.host")
                 )
             )
+            let reloads = hangups.map { hangups in
+                Task { [json] in
+                    for await _ in hangups { await Self.reload(host, json: json) }
+                }
+            }
+            defer { reloads?.cancel() }
             try await interrupts.run(group)
+        }
+
+        /// The settings a running host takes on SIGHUP (``AppHost/reload(_:)``); the others
+        /// wait for a restart.
+        static let reloadable: Set = [
+            "policy", "budget", "grace", "event-budget", "notice-timeout", "data-wakes", "event-wakes", "app-user",
+            "allow-root-apps", "signal-other-users",
+        ]
+
+        /// SIGHUP: the configuration read again and, when good, what can change while the host
+        /// runs applied; what cannot is named, and waits for a restart.
+        static func reload(_ host: AppHost, json: Bool) async {
+            switch ConfigurationReload.check(Self.self) {
+            case .refused(let why):
+                ReloadReport(outcome: .refused, message: "\(why); the running settings stay").write(json: json)
+            case .accepted(let command, let expansion, let changed):
+                let configuration: AppHost.Configuration
+                do {
+                    configuration = try command.makeConfiguration()
+                } catch {
+                    ReloadReport(outcome: .refused, message: "\(KeepAlive.message(for: error)); the running settings stay").write(json: json)
+                    return
+                }
+                await host.reload(configuration)
+                let applied = changed.filter(reloadable.contains)
+                let waiting = changed.filter { !reloadable.contains($0) }
+                var message = "\(expansion.file ?? "the configuration"): "
+                if changed.isEmpty {
+                    message += "unchanged since the host started"
+                } else {
+                    if !applied.isEmpty { message += "applied \(applied.joined(separator: ", ")) (to apps launched from now on)" }
+                    if !waiting.isEmpty {
+                        message += (applied.isEmpty ? "" : "; ") + "\(waiting.joined(separator: ", ")) take effect at the next restart"
+                    }
+                }
+                ReloadReport(outcome: changed.isEmpty ? .unchanged : .applied, message: message).write(json: json)
+            }
         }
     }
 }

@@ -1,0 +1,19 @@
+extension AppHost {
+    /// What a running host takes from a new configuration (SIGHUP on `keepalive host`): the
+    /// rules and budgets, the notice timeout, the wake budgets, who apps run as and whether
+    /// root or other users' apps may run. An app gets the rules and wake budgets when it is
+    /// launched or adopted, so one already running keeps those it started with.
+    ///
+    /// The rest (the socket, its mode and group, the freezer, the cgroup folder and limits, the
+    /// connection limits, gpsd, the monitors' folder) is fixed while the host runs: its apps
+    /// live in those groups and its clients hold those sockets.
+    public func reload(_ new: Configuration) {
+        settings.profile = new.profile
+        settings.noticeTimeout = new.noticeTimeout
+        settings.dataWakes = new.dataWakes
+        settings.eventWakes = new.eventWakes
+        settings.defaultUser = new.defaultUser
+        settings.allowsRootApps = new.allowsRootApps
+        settings.allowsSignalsForOtherUsers = new.allowsSignalsForOtherUsers
+    }
+}
