@@ -24,6 +24,7 @@ struct MonitoringOptions: ParsableArguments {
 
     @Flag(
         name: .customLong("assume-outside"),
+        inversion: .prefixedNo,
         help: "Monitoring: a new condition starts unsatisfied (no event until entered), instead of unknown."
     )
     var assumeOutside = false

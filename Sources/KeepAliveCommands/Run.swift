@@ -91,6 +91,7 @@ extension KeepAlive {
 
         @Flag(
             name: .customLong("audio-keep-open"),
+            inversion: .prefixedNo,
             help: "Keep the audio device open between pulses (default: drain and close)."
         )
         var audioKeepOpen = false
@@ -98,11 +99,12 @@ extension KeepAlive {
         @Option(help: ArgumentHelp("Declared background modes.", valueName: "list"))
         var modes: String = "audio,location"
 
-        @Flag(help: "Start in the background.")
+        @Flag(inversion: .prefixedNo, help: "Start in the background.")
         var background = false
 
         @Flag(
             name: .customLong("host"),
+            inversion: .prefixedNo,
             help:
                 "Run as an app of `keepalive host`: its rules and lifecycle are the host's (launch it with `keepalive host launch`)."
         )

@@ -19,7 +19,7 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Replay speed: 1 as recorded, 10 ten times faster, 0 as fast as possible (gaps over 5 s in the log play as 5 s).")
     var speed: Double = 1
 
-    @Flag(help: "With --replay: start the log again at its end, times shifted so they keep increasing.")
+    @Flag(inversion: .prefixedNo, help: "With --replay: start the log again at its end, times shifted so they keep increasing.")
     var loop = false
 
     @Option(help: ArgumentHelp("Drop fixes less accurate than this (metres).", valueName: "m"))
@@ -37,7 +37,7 @@ struct SourceOptions: ParsableArguments {
     )
     var maxAge: Double?
 
-    @Flag(help: "One JSON object per line.")
+    @Flag(inversion: .prefixedNo, help: "One JSON object per line.")
     var json = false
 
     @Option(help: "Enforce this application's location authorization (see `keepalive auth`); none by default.")

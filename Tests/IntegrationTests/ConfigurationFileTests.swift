@@ -215,4 +215,58 @@ struct ConfigurationFileTests {
         let refused = reloads.last?["message"] as? String ?? ""
         #expect(refused.contains("\(path):7: 'event-budget' is set again (first on line 3)"), "\(refused)")
     }
+
+    // MARK: The shipped file and its manual.
+
+    @Test func theShippedFileStartsBothCommands() async throws {
+        let shipped = Tools.repository.appendingPathComponent("config/keepalive.conf").path
+        let journal = folder.appendingPathComponent("journal.sqlite").path
+        let run = try #require(
+            try await startedEvent([
+                "run", "--config", shipped, "--replay", replayLog, "--journal", journal,
+                "--auth-file", folder.appendingPathComponent("auth.json").path,
+            ])
+        )
+        #expect(run["strategy"] as? String == "hybrid")
+        let host = try await RunningCommand.run(
+            try Tools.keepalive.path,
+            [
+                "host", "--config", shipped, "--socket", folder.appendingPathComponent("h.sock").path, "--freezer", "signal",
+                "--monitors", folder.appendingPathComponent("monitors").path,
+            ]
+        ) { command in
+            var started = false
+            while !started, let line = try await command.nextLine() { started = line.contains(#""event":"started""#) }
+            try command.send(.terminate)
+            return started
+        }
+        #expect(host.value, "the host never said it started")
+        #expect(host.status == .exited(0))
+    }
+
+    /// keepalive.conf(5) has an entry for every setting of both sections, so a new option is
+    /// documented there or this fails.
+    @Test(arguments: [["run"], ["host", "serve"]])
+    func theManualDescribesEverySetting(command: [String]) async throws {
+        let manual = try String(contentsOf: Tools.repository.appendingPathComponent("man/keepalive.conf.5"), encoding: .utf8)
+        let dump = try await runCommand(try Tools.keepalive.path, command + ["--experimental-dump-help"])
+        let tool = try #require(try JSONSerialization.jsonObject(with: Data(dump.lines.joined().utf8)) as? [String: Any])
+        let arguments = try #require((tool["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
+        let keys = arguments.compactMap { argument -> String? in
+            guard argument["shouldDisplay"] as? Bool != false else { return nil }
+            let names = argument["names"] as? [[String: String]] ?? []
+            return names.first { $0["kind"] == "long" }?["name"]
+        }.filter { !["config", "help", "version"].contains($0) }
+        #expect(keys.count > 20)
+        let section = command[0] == "run" ? "[run] SETTINGS" : "[host] SETTINGS"
+        let body = try #require(manual.range(of: ".SH \"\(section)\"")).upperBound
+        let text = manual[body...].prefix { _ in true }.components(separatedBy: "\n.SH ").first ?? ""
+        for key in keys {
+            let roff = key.replacingOccurrences(of: "-", with: "\\-")
+            #expect(
+                text.contains(".BI \(roff) ") || text.contains(".B \(roff)\n"),
+                "keepalive.conf(5) has no entry for \(key) under \(section)"
+            )
+        }
+    }
 }

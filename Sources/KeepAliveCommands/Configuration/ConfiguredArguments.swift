@@ -86,7 +86,7 @@ package enum ConfiguredArguments {
             if option.isFlag {
                 switch entry.value.lowercased() {
                 case "true", "yes", "on": arguments = ["--\(entry.key)"]
-                case "false", "no", "off": arguments = []
+                case "false", "no", "off": arguments = option.names.contains("--no-\(entry.key)") ? ["--no-\(entry.key)"] : []
                 default:
                     throw ConfigurationError(
                         file: file.path, line: entry.line, "'\(entry.key)' is true or false, not '\(entry.value)'"

@@ -57,12 +57,14 @@ extension KeepAlive.HostCommand {
 
         @Flag(
             name: .customLong("allow-root-apps"),
+            inversion: .prefixedNo,
             help: "Let root launch apps as root (--user root): nothing then keeps such an app in its group."
         )
         var allowRootApps = false
 
         @Flag(
             name: .customLong("signal-other-users"),
+            inversion: .prefixedNo,
             help: "With --freezer signal, run apps of users other than the host's (a process of theirs outside the app can SIGCONT it)."
         )
         var signalOtherUsers = false
@@ -132,7 +134,7 @@ extension KeepAlive.HostCommand {
         )
         var eventWakes = "10/6m"
 
-        @Flag(help: "One JSON object per line.")
+        @Flag(inversion: .prefixedNo, help: "One JSON object per line.")
         var json = false
 
         func validate() throws {
