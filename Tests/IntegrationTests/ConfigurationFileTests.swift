@@ -87,32 +87,54 @@ struct ConfigurationFileTests {
             policy = ios13
             audio-device = null
             json = true
+            background = true
 
             [host]
             freezer = signal
             """
         )
-        let fromFile = try #require(try await startedEvent(["run", "--config", path]))
-        #expect(fromFile["strategy"] as? String == "audio-loop")
-        #expect(fromFile["profile"] as? String == "ios13")
+        let fromFile = try await linesToTheEnd(["run", "--config", path])
+        let started = try #require(event("started", in: fromFile))
+        #expect(started["strategy"] as? String == "audio-loop")
+        #expect(started["profile"] as? String == "ios13")
+        #expect(entersBackground(fromFile), "the file's background = true")
 
-        let overridden = try #require(try await startedEvent(["run", "--config", path, "--strategy", "none", "--policy=unlimited"]))
-        #expect(overridden["strategy"] as? String == "none")
-        #expect(overridden["profile"] as? String == "unlimited")
+        let overridden = try await linesToTheEnd(["run", "--config", path, "--strategy", "none", "--policy=unlimited", "--no-background"])
+        let restarted = try #require(event("started", in: overridden))
+        #expect(restarted["strategy"] as? String == "none")
+        #expect(restarted["profile"] as? String == "unlimited")
+        #expect(!entersBackground(overridden), "--no-background overrides the file's background = true")
+
+        // A flag's --no- form is not a setting of its own: the file says FLAG = false.
+        let inverted = try await runCommand(try Tools.keepalive.path, ["run", "--config", try file("[run]\nno-background = true\n", name: "inverted.conf")])
+        #expect(inverted.exitCode == 78)
+        #expect(inverted.error.contains("inverted.conf:2: unknown setting 'no-background'"), "\(inverted.error)")
+    }
+
+    private func entersBackground(_ lines: [String]) -> Bool {
+        lines.contains { $0.contains(#""lifecycle":"did enter background""#) }
+    }
+
+    /// Starts `keepalive ARGUMENTS`, reads to its `started` line, stops it (SIGTERM) and reads
+    /// to the end: every line.
+    private func linesToTheEnd(_ arguments: [String]) async throws -> [String] {
+        let (lines, status) = try await RunningCommand.run(try Tools.keepalive.path, arguments) { command in
+            var lines: [String] = []
+            while let line = try await command.nextLine() {
+                lines.append(line)
+                if line.contains(#""event":"started""#) { break }
+            }
+            try command.send(.terminate)
+            while let line = try await command.nextLine() { lines.append(line) }
+            return lines
+        }
+        #expect(status == .exited(0))
+        return lines
     }
 
     /// Starts `keepalive ARGUMENTS`, reads to its `started` line, stops it: that line.
     private func startedEvent(_ arguments: [String]) async throws -> [String: Any]? {
-        let (line, status) = try await RunningCommand.run(try Tools.keepalive.path, arguments) { command in
-            var started: String?
-            while started == nil, let line = try await command.nextLine() {
-                if line.contains(#""event":"started""#) { started = line }
-            }
-            try command.send(.terminate)
-            return started
-        }
-        #expect(status == .exited(0))
-        return line.flatMap { Self.objects([$0]).first }
+        event("started", in: try await linesToTheEnd(arguments))
     }
 
     // MARK: SIGHUP.
@@ -244,6 +266,10 @@ struct ConfigurationFileTests {
         #expect(host.status == .exited(0))
     }
 
+    private func keysOf(_ arguments: [[String: Any]]) -> Set<String> {
+        Set(arguments.compactMap { (($0["names"] as? [[String: String]]) ?? []).first { $0["kind"] == "long" }?["name"] })
+    }
+
     /// keepalive.conf(5) has an entry for every setting of both sections, so a new option is
     /// documented there or this fails.
     @Test(arguments: [["run"], ["host", "serve"]])
@@ -256,7 +282,9 @@ struct ConfigurationFileTests {
             guard argument["shouldDisplay"] as? Bool != false else { return nil }
             let names = argument["names"] as? [[String: String]] ?? []
             return names.first { $0["kind"] == "long" }?["name"]
-        }.filter { !["config", "help", "version"].contains($0) }
+        }
+        // A flag's --no- form is set in the file as FLAG = false: the flag's entry covers it.
+        .filter { !["config", "help", "version"].contains($0) && !($0.hasPrefix("no-") && keysOf(arguments).contains(String($0.dropFirst(3)))) }
         #expect(keys.count > 20)
         let section = command[0] == "run" ? "[run] SETTINGS" : "[host] SETTINGS"
         let body = try #require(manual.range(of: ".SH \"\(section)\"")).upperBound

@@ -211,6 +211,16 @@ extension ConfiguredArguments {
                 byLongName[long] = option
                 for name in option.names { keyOfName[name] = long }
             }
+            // A flag's `--no-` form (`inversion: .prefixedNo`) comes as an argument of its own:
+            // it is the flag's, set in the file by `FLAG = false`.
+            for (long, option) in byLongName where option.isFlag && long.hasPrefix("no-") {
+                let flag = String(long.dropFirst(3))
+                guard var positive = byLongName[flag], positive.isFlag else { continue }
+                positive.names += option.names
+                byLongName[flag] = positive
+                byLongName[long] = nil
+                keyOfName["--\(long)"] = flag
+            }
         }
 
         /// The long names of the options `arguments` give (before any `--`).
