@@ -1,4 +1,5 @@
 import Glibc
+import KeepAliveCore
 package import ServiceLifecycle
 import UnixSignals
 
@@ -10,15 +11,21 @@ import UnixSignals
 /// Before ``trap()`` returns, a signal has its default effect: the process ends.
 package struct Interrupts: Sendable {
     private let requests: AsyncStream<Void>
+    private let requested: Locked<Bool>
+
+    /// Whether SIGINT or SIGTERM came: a stop asked for, which nothing may turn into a restart.
+    package var wasRequested: Bool { requested.withLock { $0 } }
 
     /// Traps both signals; they are trapped once this returns.
     package static func trap() async -> Interrupts {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let (requests, request) = AsyncStream.makeStream(of: Void.self)
+        let requested = Locked(false)
         Task.detached {
             var seen = 0
             for await _ in signals {
                 seen += 1
+                requested.withLock { $0 = true }
                 if seen == 1 {
                     request.yield()
                     request.finish()
@@ -28,7 +35,7 @@ package struct Interrupts: Sendable {
                 }
             }
         }
-        return Interrupts(requests: requests)
+        return Interrupts(requests: requests, requested: requested)
     }
 
     /// Waits for the stop request (returns at once if it came already): `true`, or `false` if

@@ -322,7 +322,8 @@ extension KeepAlive {
             }
             try await interrupts.run(group)
             reloads?.cancel()
-            if restarting.withLock({ $0 }) { ConfigurationReload.restartInPlace() }
+            // A SIGTERM during a reload's stop is a stop: it is not undone by starting again.
+            if restarting.withLock({ $0 }), !interrupts.wasRequested { ConfigurationReload.restartInPlace() }
         }
 
         /// SIGHUP: the configuration read again; `true` when the service should stop and start
