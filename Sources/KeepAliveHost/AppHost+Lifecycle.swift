@@ -89,6 +89,12 @@ extension AppHost {
         do {
             let latency = try await app.group.freeze()
             recordStopped()
+            // Killed while it froze (a status request found a process that left its group): its
+            // stop already thawed the group, so the freeze that came after is undone, unreported.
+            guard app.model.state != .notRunning else {
+                app.group.thawNow()
+                return
+            }
             // Reported only once seen: every process of the app in the group, the kernel saying frozen.
             guard checkContainment(app) else { return }
             guard app.group.isFrozen else {
