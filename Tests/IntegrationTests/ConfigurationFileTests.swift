@@ -28,8 +28,7 @@ struct ConfigurationFileTests {
 
     /// The first JSON line of `lines` with `event` equal to `name`.
     private func event(_ name: String, in lines: [String]) -> [String: Any]? {
-        lines.lazy.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .first { $0["event"] as? String == name }
+        Self.objects(lines).first { $0["event"] as? String == name }
     }
 
     private static func objects(_ lines: [String]) -> [[String: Any]] {

@@ -87,7 +87,6 @@ package struct ConfigurationFile: Sendable, Equatable {
                     )
                 }
                 section = name
-                sections[name, default: []] += []
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {

@@ -56,15 +56,15 @@ package enum ConfiguredArguments {
         }
         let file = try ConfigurationFile.read(path)
         let given = Array(arguments.dropFirst(reader.words))
-        let overridden = Options(of: reader.type).keys(givenIn: given)
-        let kept = try settings(of: file, for: reader).filter { !overridden.contains($0.key) }
+        let options = Options(of: reader.type)
+        let overridden = options.keys(givenIn: given)
+        let kept = try settings(of: file, for: reader, options: options).filter { !overridden.contains($0.key) }
         return Expansion(arguments: Array(arguments.prefix(reader.words)) + kept.flatMap(\.arguments) + given, file: path, settings: kept)
     }
 
     /// The file's section for the command that reads it, each setting as its arguments,
     /// checked: the section must parse as the command's options on its own.
-    static func settings(of file: ConfigurationFile, for reader: Reader) throws(ConfigurationError) -> [Setting] {
-        let options = Options(of: reader.type)
+    static func settings(of file: ConfigurationFile, for reader: Reader, options: Options) throws(ConfigurationError) -> [Setting] {
         let command = "keepalive \(reader.section)"
         var settings: [Setting] = []
         var firstLine: [String: Int] = [:]
