@@ -127,7 +127,12 @@ final class MosquittoBroker {
             autosave_interval 1
             autosave_on_changes true
             max_queued_messages 100000
-            log_dest stdout
+            log_dest stderr
+            log_type error
+            log_type warning
+            log_type notice
+            log_type information
+            log_type subscribe
 
             """
         switch security {
@@ -162,8 +167,15 @@ final class MosquittoBroker {
         }
     }
 
-    /// What the broker logged since its last start (who connected, and how each went away).
+    /// What the broker logged since its last start (who connected, what each subscribed to,
+    /// and how each went away).
     var log: String { process?.output ?? "" }
+
+    /// How many times since its last start the broker took `client`'s subscription to `topic`
+    /// (its log's `CLIENT QOS TOPIC` lines).
+    func subscriptions(of client: String, to topic: String) -> Int {
+        log.split(separator: "\n").count { $0.hasSuffix(": \(client) 1 \(topic)") || $0.hasSuffix(": \(client) 0 \(topic)") }
+    }
 
     /// Kills the broker (SIGKILL: no goodbye to anyone).
     func kill() async {

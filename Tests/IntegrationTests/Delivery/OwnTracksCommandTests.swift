@@ -49,10 +49,17 @@ struct OwnTracksCommandTests {
         return formatter.date(from: text)
     }
 
-    /// Waits for the device's session: its retained status `online`, the `count`th one.
-    static func waitForSession(_ subscriber: MosquittoSubscriber, count: Int = 1, key: String? = nil, _ service: ChildProcess) async throws {
+    /// Waits for the device's session, the `count`th time: its retained status `online` (from
+    /// the presence's connection) and, on its own connection, its subscription to the command
+    /// topic (until then a command finds no session to queue in, and a kill leaves no will).
+    static func waitForSession(
+        _ subscriber: MosquittoSubscriber, _ broker: MosquittoBroker, count: Int = 1, key: String? = nil, _ service: ChildProcess
+    ) async throws {
         try await eventually("the device's session (its status)\n\(service.tail)") {
             states(subscriber, key: key).filter { $0 == "online" }.count >= count
+        }
+        try await eventually("the device's session (its subscription to the commands)\n\(service.tail)\n\(broker.log)") {
+            broker.subscriptions(of: "keepalive-me-phone-device", to: device + "/cmd") >= count
         }
     }
 
@@ -110,7 +117,7 @@ struct OwnTracksCommandTests {
             broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1",
             extra: ["--loop", "--strategy", "none", "--background"]
         )
-        try await Self.waitForSession(subscriber, service)
+        try await Self.waitForSession(subscriber, broker, service)
         for round in 1...3 {
             try await Self.command(#"{"_type": "cmd", "action": "reportLocation"}"#, broker)
             try await eventually("the answer to reportLocation \(round)\n\(service.tail)") { subscriber.messages.count >= round }
@@ -161,7 +168,7 @@ struct OwnTracksCommandTests {
         let file = "\(broker.directory)/waypoints.json"
         try #"{"_type": "waypoints", "waypoints": [\#(Self.far)]}"#.write(toFile: file, atomically: true, encoding: .utf8)
         var service = try await Self.boatService(broker, waypoints: file)
-        try await Self.waitForSession(subscriber, service)
+        try await Self.waitForSession(subscriber, broker, service)
 
         try await Self.command(
             #"{"_type": "cmd", "action": "setWaypoints", "waypoints": {"_type": "waypoints", "waypoints": [\#(Self.harbour), \#(Self.far)]}}"#,
@@ -177,7 +184,7 @@ struct OwnTracksCommandTests {
         // Restarted with the same file: the harbour is watched (decided inside again, without a
         // state file; no second transition, the journal knowing the boat was inside).
         service = try await Self.boatService(broker, waypoints: file)
-        try await Self.waitForSession(subscriber, count: 2, service)
+        try await Self.waitForSession(subscriber, broker, count: 2, service)
         try await eventually("the harbour watched after the restart\n\(service.tail)") {
             Self.lines(service).contains { $0["class"] as? String == "event" && $0["identifier"] as? String == "f7676c" }
         }
@@ -208,7 +215,7 @@ struct OwnTracksCommandTests {
         // device's subscription gets it with the retained flag, and ignores it.
         try await Self.command(#"{"_type": "cmd", "action": "reportLocation"}"#, broker, extra: ["-r"])
         let service = try await Self.boatService(broker, waypoints: file)
-        try await Self.waitForSession(subscriber, service)
+        try await Self.waitForSession(subscriber, broker, service)
 
         func setWaypoints(_ waypoint: String) -> String {
             #"{"_type": "cmd", "action": "setWaypoints", "waypoints": {"_type": "waypoints", "waypoints": [\#(waypoint)]}}"#
@@ -275,7 +282,7 @@ struct OwnTracksCommandTests {
             broker.directory, journal: "\(broker.directory)/journal.sqlite",
             deliver: [Self.destination(broker) + "&key-file=\(key)"], speed: "1", extra: ["--loop", "--strategy", "none", "--background"]
         )
-        try await Self.waitForSession(subscriber, key: secret, service)
+        try await Self.waitForSession(subscriber, broker, key: secret, service)
         let dump = #"{"_type": "cmd", "action": "dump"}"#
         try await Self.command(dump, broker)
         try await Self.command(try await Self.sealed(dump, key: "another key altogether"), broker)
@@ -306,7 +313,7 @@ struct OwnTracksCommandTests {
         let options = ["--loop", "--strategy", "none", "--background"]
         let journal = "\(broker.directory)/journal.sqlite"
         var service = try await MQTTDeliveryTests.service(broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1", extra: options)
-        try await Self.waitForSession(subscriber, service)
+        try await Self.waitForSession(subscriber, broker, service)
         #expect(try await Self.retainedStatus(broker)["state"] as? String == "online")
         await service.expectCleanStop()
         let stopped = Date().timeIntervalSince1970
@@ -316,7 +323,7 @@ struct OwnTracksCommandTests {
 
         let started = Date().timeIntervalSince1970.rounded(.down)
         service = try await MQTTDeliveryTests.service(broker.directory, journal: journal, deliver: [Self.destination(broker)], speed: "1", extra: options)
-        try await Self.waitForSession(subscriber, count: 2, service)
+        try await Self.waitForSession(subscriber, broker, count: 2, service)
         #expect(Self.states(subscriber) == ["online", "offline", "online"])
         #expect(
             subscriber.allMessages.filter { $0.strings["_type"] == "lwt" }.isEmpty,
@@ -343,7 +350,7 @@ struct OwnTracksCommandTests {
             broker.directory, journal: journal, deliver: [Self.destination(broker)], log: "bundg_zeus_9.log", logFolder: "tracks",
             speed: "4", extra: ["--loop", "--strategy", "monitoring", "--mode", "quiet"]
         )
-        try await Self.waitForSession(subscriber, service)
+        try await Self.waitForSession(subscriber, broker, service)
         let move = #"{"_type": "cmd", "action": "setConfiguration", "configuration": {"_type": "configuration", "monitoring": 2, "locatorDisplacement": "20", "locatorInterval": 3600}}"#
         try await Self.command(move, broker)
         try await eventually("locations in move mode\n\(service.tail)") { subscriber.messages.count >= 4 }
