@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "KeepAliveService", targets: ["KeepAliveService"]),
         .library(name: "KeepAliveSimulation", targets: ["KeepAliveSimulation"]),
         .library(name: "KeepAliveMonitoring", targets: ["KeepAliveMonitoring"]),
+        .library(name: "KeepAliveGeoClue", targets: ["KeepAliveGeoClue"]),
         .library(name: "LocationKeepAliveMocks", targets: ["LocationKeepAliveMocks"]),
         .library(name: "DeliveryMocks", targets: ["DeliveryMocks"]),
         .executable(name: "keepalive", targets: ["keepalive"]),
@@ -56,6 +57,10 @@ let package = Package(
             name: "CSodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        .systemLibrary(
+            name: "CSDBus",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         // sd_notify's datagram protocol to $NOTIFY_SOCKET, in a few lines of C: no libsystemd.
         .systemLibrary(name: "CSystemdNotify"),
         // The listening socket of `keepalive run --metrics`.
@@ -79,6 +84,11 @@ let package = Package(
         .target(
             name: "KeepAliveHost",
             dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "CProcessControl", "CProcessEvents", .product(name: "Logging", package: "swift-log")]
+        ),
+        // GeoClue2 on the system bus, served by the host (sd-bus, loaded when it starts).
+        .target(
+            name: "KeepAliveGeoClue",
+            dependencies: ["KeepAliveCore", "CSDBus", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "KeepAliveJournal",
@@ -128,7 +138,7 @@ let package = Package(
             name: "LocationKeepAlive",
             dependencies: [
                 "KeepAliveCore", "KeepAliveAudio", "KeepAliveHost", "KeepAliveJournal", "KeepAliveDelivery",
-                "KeepAliveService", "KeepAliveSimulation", "KeepAliveMonitoring",
+                "KeepAliveService", "KeepAliveSimulation", "KeepAliveMonitoring", "KeepAliveGeoClue",
             ]
         ),
         // Test doubles, each depending only on what it stands in for.
@@ -153,6 +163,7 @@ let package = Package(
                 "KeepAliveCore",
                 "KeepAliveAudio",
                 "KeepAliveHost",
+                "KeepAliveGeoClue",
                 "KeepAliveService",
                 "KeepAliveSimulation",
                 "KeepAliveMonitoring",

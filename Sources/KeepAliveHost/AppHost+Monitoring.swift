@@ -122,16 +122,19 @@ extension AppHost {
         }
     }
 
-    /// Opens the watch when some app's conditions are watched, and leaves it when none is.
+    /// Opens the watch when some app's conditions are watched or another service of the host
+    /// wants fixes (``setFixesWanted(_:by:)``), and leaves it when none does.
     func updateWatch() {
         guard let arrivals else { return }  // not running yet
-        let wanted = apps.values.contains(where: watchesConditions)
+        let wanted = !fixesWanted.isEmpty || apps.values.contains(where: watchesConditions)
         if wanted, watch == nil {
             let emit = emit
+            let observers = fixObservers
             watch = HostLocationWatch(
                 source: configuration.locationSource(),
                 pause: configuration.stationaryPause,
                 logger: logger,
+                observe: { fix in for observer in observers.read({ $0 }) { observer(fix) } },
                 arrivals: arrivals,
                 failed: { emit(.error($0)) }
             )
@@ -142,6 +145,24 @@ extension AppHost {
             emit(.watching(false))
         }
     }
+
+    /// Keeps the receiver watched while `service` (a name, such as "geoclue") wants fixes.
+    public func setFixesWanted(_ wanted: Bool, by service: String) {
+        if wanted { fixesWanted.insert(service) } else { fixesWanted.remove(service) }
+        updateWatch()
+    }
+
+    /// Hands every fix of the host's watch to `observer`, on the watch's task, as it arrives
+    /// (before the apps' conditions are evaluated).
+    public nonisolated func observeFixes(_ observer: @escaping @Sendable (Location) -> Void) {
+        fixObservers.withLock { $0.append(observer) }
+    }
+
+    /// The host's app whose group holds `pid`, if any (from any thread).
+    public nonisolated func app(of pid: Int32) -> String? { membership.app(of: pid) }
+
+    /// Whether the host's app `app` is in the foreground (active or inactive) now, from any thread.
+    public nonisolated func isInForeground(_ app: String) -> Bool { foregroundApps.read { $0.contains(app) } }
 
     /// Evaluates every watched app's conditions on a fix, and tells each app its events.
     func fixArrived(_ arrival: HostLocationWatch.Arrival) {

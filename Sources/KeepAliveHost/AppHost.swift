@@ -171,6 +171,11 @@ public actor AppHost {
     private var isStopping = false
     var watch: HostLocationWatch?
     var arrivals: AsyncStream<HostLocationWatch.Arrival>.Continuation?
+    /// The host's other services that want the receiver watched now (``setFixesWanted(_:by:)``).
+    var fixesWanted: Set<String> = []
+    let fixObservers = Locked<[@Sendable (Location) -> Void]>([])
+    /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule).
+    let foregroundApps = Locked<Set<String>>([])
 
     /// Chooses the freezer, thaws what an earlier host left frozen, and listens on the socket.
     ///

@@ -15,12 +15,14 @@ final class HostLocationWatch: Sendable {
     private let device: LocationMonitor
     private let task: Task<Void, Never>
 
-    /// Starts watching `source`; each fix goes to `arrivals`, in order, with its arrival time.
+    /// Starts watching `source`; each fix goes to `observe` at once (on the watch's task) and
+    /// to `arrivals`, in order, with its arrival time.
     init(
         source: any LocationSource,
         pause: StationaryPause?,
         retryInterval: Duration = .seconds(5),
         logger: Logger,
+        observe: @escaping @Sendable (Location) -> Void = { _ in },
         arrivals: AsyncStream<Arrival>.Continuation,
         failed: @escaping @Sendable (String) -> Void
     ) {
@@ -32,6 +34,7 @@ final class HostLocationWatch: Sendable {
             while !Task.isCancelled {
                 do {
                     try await device.monitor(manager, pausing: pause, forEachFix: { fix in
+                        observe(fix)
                         arrivals.yield((fix, Self.monotonicNow()))
                     })
                 } catch {

@@ -3,6 +3,7 @@
 @_exported public import KeepAliveAudio
 @_exported public import KeepAliveCore
 @_exported public import KeepAliveDelivery
+@_exported public import KeepAliveGeoClue
 @_exported public import KeepAliveHost
 @_exported public import KeepAliveJournal
 @_exported public import KeepAliveMonitoring

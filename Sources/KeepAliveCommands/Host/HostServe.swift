@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+import KeepAliveGeoClue
 import KeepAliveHost
 import KeepAliveService
 import Logging
@@ -134,6 +135,15 @@ extension KeepAlive.HostCommand {
         )
         var eventWakes = "10/6m"
 
+        @Flag(
+            inversion: .prefixedNo,
+            help: ArgumentHelp(
+                "Serve GeoClue2 (org.freedesktop.GeoClue2) on the system bus, from the host's gpsd watch and authorization store.",
+                discussion: "The bus is $DBUS_SYSTEM_BUS_ADDRESS, else the system's; Debian's geoclue must not hold the name."
+            )
+        )
+        var geoclue = false
+
         @Flag(inversion: .prefixedNo, help: "One JSON object per line.")
         var json = false
 
@@ -218,18 +228,22 @@ extension KeepAlive.HostCommand {
             let output = HostOutput(json: json)
             let notifier = SystemdNotifier()
             let host: AppHost
+            let geoClue: GeoClueService?
             do {
-                host = try AppHost(configuration: try makeConfiguration()) { event in
+                let configuration = try makeConfiguration()
+                host = try AppHost(configuration: configuration) { event in
                     output.write(event)
                     if case .started(let freezer, let reason, let socket) = event {
                         notifier.ready(status: "listening on \(socket); freezer \(freezer.rawValue) (\(reason))")
                     }
                 }
+                geoClue = try startGeoClue(host, configuration, output: output)
             } catch {
-                output.write(.error("\(error)"))
+                output.write(AppHost.Event.error("\(error)"))
                 notifier.status("could not start: \(error)")
                 throw ExitCode(1)
             }
+            defer { geoClue?.stop() }
             let group = ServiceGroup(
                 configuration: .init(
                     services: [.init(service: HostService(host: host, notifier: notifier))],

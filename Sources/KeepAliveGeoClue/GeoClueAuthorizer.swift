@@ -1,0 +1,91 @@
+import CSDBus
+import Glibc
+import KeepAliveCore
+import Logging
+
+/// What a client may have now, by the authorization store and the app's state.
+enum GeoClueAccess: Equatable {
+    /// Locations, at most at this level (street when the store says reduced accuracy).
+    case deliver(upTo: GeoClueAccuracy)
+    /// None for now (when in use, out of use), and why.
+    case paused(String)
+    /// None: the store does not allow location for the app, and what to do about it.
+    case denied(String)
+}
+
+/// The rule: the app's record in the host's authorization store decides.
+///
+/// - always: locations in the foreground and the background;
+/// - when in use: for an app under the host, while the host has it in the foreground (active
+///   or inactive); for an app outside it, while its process is in a logind session that is
+///   active (the user's seat is in it: not locked away, not switched to another user). A
+///   process in no session (a system service, a board without logind) is never in use;
+/// - not determined, denied, restricted, or location services off: none.
+///
+/// Records are read again at most once a second per app, so a change with `keepalive auth
+/// set` reaches running clients within a second.
+final class GeoClueAuthorizer {
+    private let file: @Sendable (String) -> AuthorizationFile
+    private let apps: any GeoClueHostedApps
+    private let api: UnsafePointer<csdbus_table>
+    private let logger: Logger
+    private var managers: [String: (manager: LocationAuthorizationManager, read: Double)] = [:]
+
+    init(file: @escaping @Sendable (String) -> AuthorizationFile, apps: any GeoClueHostedApps, api: UnsafePointer<csdbus_table>, logger: Logger) {
+        self.file = file
+        self.apps = apps
+        self.api = api
+        self.logger = logger
+    }
+
+    func access(for client: GeoClueClient, now: Double) -> GeoClueAccess {
+        let app = client.app
+        let snapshot = snapshot(of: app, now: now)
+        guard snapshot.locationServicesEnabled else {
+            return .denied("location services are off on this machine (the system policy)")
+        }
+        let level: GeoClueAccuracy = snapshot.accuracy == .reduced ? .street : .exact
+        switch snapshot.status {
+        case .always:
+            return .deliver(upTo: level)
+        case .whenInUse:
+            if client.hostedApp != nil {
+                return apps.isInForeground(app)
+                    ? .deliver(upTo: level) : .paused("\(app) is authorized when in use and is in the background under the host")
+            }
+            return isInActiveSession(client.pid)
+                ? .deliver(upTo: level)
+                : .paused(
+                    "\(app) is authorized when in use, and its process \(client.pid) is in no active logind session "
+                        + "(launch it under the host, or allow it always: keepalive auth set always --app \(app))"
+                )
+        case .notDetermined, .denied, .restricted:
+            let allow = snapshot.status == .restricted
+                ? "the system policy restricts it"
+                : "allow it with `keepalive auth set when-in-use --app \(app)` (or always, for the background)"
+            return .denied("location is \(snapshot.status) for \(app) in the host's authorization store: \(allow)")
+        }
+    }
+
+    private func snapshot(of app: String, now: Double) -> AuthorizationSnapshot {
+        if let known = managers[app] {
+            if now - known.read >= 1 {
+                known.manager.reload()
+                managers[app]?.read = now
+            }
+            return known.manager.snapshot
+        }
+        if managers.count > 1_000 { managers.removeAll() }  // DesktopIds are the clients' to choose
+        let manager = LocationAuthorizationManager(application: app, file: file(app), logger: logger)
+        managers[app] = (manager, now)
+        return manager.snapshot
+    }
+
+    /// Whether logind has `pid` in a session that is active now.
+    private func isInActiveSession(_ pid: Int32) -> Bool {
+        var session: UnsafeMutablePointer<CChar>?
+        guard api.pointee.sd_pid_get_session!(pid, &session) >= 0, let session else { return false }
+        defer { free(session) }
+        return api.pointee.sd_session_is_active!(session) > 0
+    }
+}

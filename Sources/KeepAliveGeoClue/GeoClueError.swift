@@ -1,0 +1,14 @@
+/// Why the GeoClue2 service could not start or stopped.
+public enum GeoClueError: Error, Sendable, CustomStringConvertible {
+    /// libsystemd, the bus or the bus name: what is missing, and how to get it.
+    case setup(String)
+    /// The connection to the bus failed while serving.
+    case lost(String)
+
+    public var description: String {
+        switch self {
+        case .setup(let reason): "GeoClue2 service: \(reason)"
+        case .lost(let reason): "GeoClue2 service: \(reason)"
+        }
+    }
+}

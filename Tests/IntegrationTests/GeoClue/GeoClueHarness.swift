@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+
+/// A private system bus (`dbus-daemon` with its own configuration, which includes the
+/// project's policy `dbus/keepalive-geoclue.conf` and no service folders, so Debian's own
+/// GeoClue is never started on it), and `keepalive host --geoclue` on it, reading a real gpsd.
+/// Every process it starts gets `DBUS_SYSTEM_BUS_ADDRESS` and the test's own authorization
+/// store (`XDG_CONFIG_HOME`).
+final class GeoClueHarness {
+    let directory: String
+    let address: String
+    private let bus: ChildProcess
+    private(set) var host: ChildProcess?
+
+    static let probe = Tools.repository.appendingPathComponent("scripts/geoclue-probe").path
+    static let whereAmI = "/usr/libexec/geoclue-2.0/demos/where-am-i"
+
+    /// Fails with an install hint when a part is missing. Never skips.
+    static func require() throws {
+        let needed = [
+            "/usr/bin/dbus-daemon": "dbus-daemon",
+            "/usr/bin/gdbus": "libglib2.0-bin",
+            whereAmI: "geoclue-2-demo",
+            "/usr/lib/x86_64-linux-gnu/girepository-1.0/Geoclue-2.0.typelib": "gir1.2-geoclue-2.0",
+            "/usr/lib/python3/dist-packages/gi/__init__.py": "python3-gi",
+            "/usr/bin/stdbuf": "coreutils",
+        ]
+        let missing = needed.filter { !FileManager.default.fileExists(atPath: $0.key) }
+        guard missing.isEmpty else {
+            throw ToolMissing(
+                "GeoClue's clients or D-Bus are not installed (missing \(missing.keys.sorted().joined(separator: ", "))): run "
+                    + "`sudo apt-get install -y \(Set(missing.values).sorted().joined(separator: " "))` or `scripts/setup`"
+            )
+        }
+    }
+
+    init() async throws {
+        try Self.require()
+        directory = NSTemporaryDirectory() + "geoclue-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory + "/config", withIntermediateDirectories: true)
+        address = "unix:path=\(directory)/system_bus_socket"
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <deny own="*"/>
+                <deny send_type="method_call"/>
+                <allow send_type="signal"/>
+                <allow send_requested_reply="true" send_type="method_return"/>
+                <allow send_requested_reply="true" send_type="error"/>
+                <allow receive_type="method_call"/>
+                <allow receive_type="method_return"/>
+                <allow receive_type="error"/>
+                <allow receive_type="signal"/>
+                <allow send_destination="org.freedesktop.DBus"/>
+              </policy>
+              <include>\(Tools.repository.path)/dbus/keepalive-geoclue.conf</include>
+            </busconfig>
+            """
+        try configuration.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        bus = try ChildProcess(
+            "/usr/bin/dbus-daemon", ["--nofork", "--nopidfile", "--config-file=\(directory)/bus.conf"],
+            output: directory + "/bus.log"
+        )
+        let socket = directory + "/system_bus_socket"
+        try await eventually("dbus-daemon to listen on \(socket)\n\(bus.output)") { FileManager.default.fileExists(atPath: socket) }
+    }
+
+    deinit {
+        host?.signal(SIGKILL)
+        bus.signal(SIGKILL)
+        _ = host?.process.waitUntilExit()
+        bus.process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// What every process of the test is started with.
+    var environment: [String: String] {
+        ["DBUS_SYSTEM_BUS_ADDRESS": address, "XDG_CONFIG_HOME": directory + "/config", "LC_ALL": "C.UTF-8", "TZ": "UTC"]
+    }
+
+    /// Starts `keepalive host --geoclue` on gpsd at `port` and waits until it serves the name.
+    func startHost(gpsd port: Int, extra: [String] = []) async throws {
+        let host = try ChildProcess(
+            try Tools.keepalive.path,
+            ["host", "--geoclue", "--json", "--freezer", "signal", "--socket", directory + "/host.sock",
+             "--monitors", directory + "/monitors", "--gpsd", "127.0.0.1:\(port)"] + extra,
+            output: directory + "/host.out", environment: environment
+        )
+        self.host = host
+        try await eventually("the host to serve GeoClue2\n\(host.output)") {
+            guard host.isRunning else { throw ToolMissing("the host ended:\n\(host.output)") }
+            return host.output.contains(#""event":"geoclue""#)
+        }
+    }
+
+    /// The host's JSON lines.
+    var events: [[String: Any]] {
+        (host?.output ?? "").split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// `keepalive auth set STATUS --app APP` in the test's store.
+    func authorize(_ app: String, _ status: String, accuracy: String = "full") async throws {
+        let result = try await run(try Tools.keepalive.path, ["auth", "set", status, "--app", app, "--accuracy", accuracy])
+        #expect(result.status == 0, "auth set: \(result.output)")
+    }
+
+    /// Runs a command with the test's environment to its end (killed after `timeout`).
+    func run(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (status: Int32, output: String) {
+        let command = try ChildProcess(path, arguments, output: directory + "/run-\(UUID().uuidString.prefix(6)).out", environment: environment)
+        let status = await command.wait(timeout: Tools.bound(timeout))
+        return (status, command.output)
+    }
+
+    /// Starts `geoclue-probe follow` (libgeoclue's GClueSimple) in the background.
+    func follow(_ desktopID: String, accuracy: Int = 8, time: Int = 0, distance: Int = 0, seconds: Double = 30) throws -> ChildProcess {
+        try ChildProcess(
+            Self.probe, ["follow", desktopID, "\(accuracy)", "\(time)", "\(distance)", "\(seconds)"],
+            output: directory + "/follow-\(UUID().uuidString.prefix(6)).out", environment: environment
+        )
+    }
+
+    /// `gdbus call --system` on the service.
+    func gdbus(_ path: String, _ method: String, _ arguments: [String] = []) async throws -> (status: Int32, output: String) {
+        try await run("/usr/bin/gdbus", ["call", "--system", "--dest", "org.freedesktop.GeoClue2", "--object-path", path, "--method", method] + arguments)
+    }
+}
+
+/// `geoclue-probe raw`: one bus connection the test keeps open and sends requests on.
+final class RawGeoClueClient {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer = Data()
+    /// Its unique name on the bus.
+    private(set) var name = ""
+
+    init(_ harness: GeoClueHarness) throws {
+        process.executableURL = URL(fileURLWithPath: GeoClueHarness.probe)
+        process.arguments = ["raw"]
+        process.environment = ProcessInfo.processInfo.environment.merging(harness.environment) { $1 }
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        name = try answer()["name"] as? String ?? ""
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Sends one request and returns its answer.
+    @discardableResult
+    func send(_ request: [String: Any]) throws -> [String: Any] {
+        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: request) + Data("\n".utf8))
+        return try answer()
+    }
+
+    func call(_ path: String, _ interface: String, _ method: String, signature: String? = nil, _ arguments: [Any] = []) throws -> [String: Any] {
+        var request: [String: Any] = ["op": "call", "path": path, "interface": interface, "method": method, "args": arguments]
+        if let signature { request["signature"] = signature }
+        return try send(request)
+    }
+
+    func manager(_ method: String, signature: String? = nil, _ arguments: [Any] = []) throws -> [String: Any] {
+        try call("/org/freedesktop/GeoClue2/Manager", "org.freedesktop.GeoClue2.Manager", method, signature: signature, arguments)
+    }
+
+    func set(_ path: String, _ property: String, _ signature: String, _ value: Any) throws -> [String: Any] {
+        try send(["op": "set", "path": path, "interface": "org.freedesktop.GeoClue2.Client", "property": property, "signature": signature, "value": value])
+    }
+
+    func get(_ path: String, _ interface: String = "org.freedesktop.GeoClue2.Client", _ property: String) throws -> [String: Any] {
+        try send(["op": "get", "path": path, "interface": interface, "property": property])
+    }
+
+    /// Kills the connection's process: the bus sees it leave.
+    func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    private func answer() throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(Double(Tools.bound(.seconds(60)).components.seconds))
+        while Date() < deadline {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[..<newline]
+                buffer = Data(buffer[(newline + 1)...])
+                return try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] ?? [:]
+            }
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw ToolMissing("geoclue-probe raw ended") }
+            buffer += chunk
+        }
+        throw ToolMissing("geoclue-probe raw did not answer")
+    }
+}
