@@ -100,14 +100,21 @@ static inline sd_bus_track_handler_t csdbus_track_handler(void) { return csdbus_
 /// The find callback for `sd_bus_add_fallback_vtable`, with the handlers as its userdata.
 static inline sd_bus_object_find_t csdbus_find_handler(void) { return csdbus_find; }
 
+// SD_BUS_VTABLE_START names libsystemd's sd_bus_object_vtable_format, which a library loaded
+// with dlopen cannot be linked against: the vtables start without it, and csdbus_prepare_vtables fills it in
+// from the loaded library (sd-bus reads it to know the table's format).
+#define CSDBUS_VTABLE_START \
+    { .type = _SD_BUS_VTABLE_START, .flags = 0, \
+      .x = { .start = { .element_size = sizeof(sd_bus_vtable), .features = _SD_BUS_VTABLE_PARAM_NAMES, .vtable_format_reference = 0 } } }
+
 #define CSDBUS_METHOD(name, in, out) SD_BUS_METHOD(name, in, out, csdbus_method, SD_BUS_VTABLE_UNPRIVILEGED)
 #define CSDBUS_READ(name, type, flags) SD_BUS_PROPERTY(name, type, csdbus_get, 0, flags)
 #define CSDBUS_WRITE(name, type) SD_BUS_WRITABLE_PROPERTY(name, type, csdbus_get, csdbus_set, 0, SD_BUS_VTABLE_UNPRIVILEGED | SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
 
 /// `org.freedesktop.GeoClue2.Manager`.
-static inline const sd_bus_vtable *csdbus_geoclue_manager(void) {
-    static const sd_bus_vtable vtable[] = {
-        SD_BUS_VTABLE_START(0),
+static inline sd_bus_vtable *csdbus_geoclue_manager(void) {
+    static sd_bus_vtable vtable[] = {
+        CSDBUS_VTABLE_START,
         CSDBUS_READ("InUse", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         CSDBUS_READ("AvailableAccuracyLevel", "u", SD_BUS_VTABLE_PROPERTY_CONST),
         CSDBUS_METHOD("GetClient", "", "o"),
@@ -120,9 +127,9 @@ static inline const sd_bus_vtable *csdbus_geoclue_manager(void) {
 }
 
 /// `org.freedesktop.GeoClue2.Client`, served under `/org/freedesktop/GeoClue2/Client`.
-static inline const sd_bus_vtable *csdbus_geoclue_client(void) {
-    static const sd_bus_vtable vtable[] = {
-        SD_BUS_VTABLE_START(0),
+static inline sd_bus_vtable *csdbus_geoclue_client(void) {
+    static sd_bus_vtable vtable[] = {
+        CSDBUS_VTABLE_START,
         CSDBUS_READ("Location", "o", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         CSDBUS_WRITE("DistanceThreshold", "u"),
         CSDBUS_WRITE("TimeThreshold", "u"),
@@ -138,9 +145,9 @@ static inline const sd_bus_vtable *csdbus_geoclue_client(void) {
 }
 
 /// `org.freedesktop.GeoClue2.Location`: each object is one location, never changed.
-static inline const sd_bus_vtable *csdbus_geoclue_location(void) {
-    static const sd_bus_vtable vtable[] = {
-        SD_BUS_VTABLE_START(0),
+static inline sd_bus_vtable *csdbus_geoclue_location(void) {
+    static sd_bus_vtable vtable[] = {
+        CSDBUS_VTABLE_START,
         CSDBUS_READ("Latitude", "d", SD_BUS_VTABLE_PROPERTY_CONST),
         CSDBUS_READ("Longitude", "d", SD_BUS_VTABLE_PROPERTY_CONST),
         CSDBUS_READ("Accuracy", "d", SD_BUS_VTABLE_PROPERTY_CONST),
@@ -152,6 +159,17 @@ static inline const sd_bus_vtable *csdbus_geoclue_location(void) {
         SD_BUS_VTABLE_END,
     };
     return vtable;
+}
+
+/// Gives each vtable the loaded library's format reference; call once, after csdbus_load.
+static inline const char *csdbus_prepare_vtables(void) {
+    void *library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    const unsigned *format = library ? dlsym(library, "sd_bus_object_vtable_format") : NULL;
+    if (format == NULL) return "libsystemd.so.0 lacks sd_bus_object_vtable_format";
+    csdbus_geoclue_manager()[0].x.start.vtable_format_reference = format;
+    csdbus_geoclue_client()[0].x.start.vtable_format_reference = format;
+    csdbus_geoclue_location()[0].x.start.vtable_format_reference = format;
+    return NULL;
 }
 
 #endif

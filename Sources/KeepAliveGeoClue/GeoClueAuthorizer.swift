@@ -22,8 +22,8 @@ enum GeoClueAccess: Equatable {
 ///   process in no session (a system service, a board without logind) is never in use;
 /// - not determined, denied, restricted, or location services off: none.
 ///
-/// Records are read again at most once a second per app, so a change with `keepalive auth
-/// set` reaches running clients within a second.
+/// A `Start` reads the record afresh; for running clients it is read again at most once a
+/// second per app, so a change with `keepalive auth set` reaches them within a second.
 final class GeoClueAuthorizer {
     private let file: @Sendable (String) -> AuthorizationFile
     private let apps: any GeoClueHostedApps
@@ -38,9 +38,9 @@ final class GeoClueAuthorizer {
         self.logger = logger
     }
 
-    func access(for client: GeoClueClient, now: Double) -> GeoClueAccess {
+    func access(for client: GeoClueClient, now: Double, fresh: Bool = false) -> GeoClueAccess {
         let app = client.app
-        let snapshot = snapshot(of: app, now: now)
+        let snapshot = snapshot(of: app, now: fresh ? .infinity : now)
         guard snapshot.locationServicesEnabled else {
             return .denied("location services are off on this machine (the system policy)")
         }
@@ -71,13 +71,13 @@ final class GeoClueAuthorizer {
         if let known = managers[app] {
             if now - known.read >= 1 {
                 known.manager.reload()
-                managers[app]?.read = now
+                managers[app]?.read = min(now, GeoClueServer.now())
             }
             return known.manager.snapshot
         }
         if managers.count > 1_000 { managers.removeAll() }  // DesktopIds are the clients' to choose
         let manager = LocationAuthorizationManager(application: app, file: file(app), logger: logger)
-        managers[app] = (manager, now)
+        managers[app] = (manager, GeoClueServer.now())
         return manager.snapshot
     }
 

@@ -56,7 +56,7 @@ extension GeoClueServer {
         guard !client.app.isEmpty else {
             throw .accessDenied("set DesktopId first: the app's name in the host's authorization store (keepalive auth set --app NAME)")
         }
-        switch authorizer.access(for: client, now: Self.now()) {
+        switch authorizer.access(for: client, now: Self.now(), fresh: true) {
         case .denied(let reason), .paused(let reason):
             throw .accessDenied(reason)
         case .deliver:

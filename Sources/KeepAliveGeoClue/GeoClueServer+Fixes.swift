@@ -1,3 +1,4 @@
+import FoundationEssentials
 import KeepAliveCore
 
 /// Fixes from the host's watch, to each started client as its authorization, level and
@@ -42,6 +43,16 @@ extension GeoClueServer {
             coarse[level] = position
             guard let coarsened = position.location(like: fix, accuracy: meters) else { return }
             location = coarsened
+        }
+        // A fix gpsd gave no time has the time it arrived, as GeoClue's (and the thresholds
+        // compare that, not nothing).
+        if location.timestamp == nil { location.timestamp = Date() }
+        // gpsd reports one epoch again as more of its sentences come: the same place at the
+        // same time is not a new location.
+        if let current = client.current?.location, current.timestamp == location.timestamp,
+            current.latitude == location.latitude, current.longitude == location.longitude
+        {
+            return
         }
         guard client.passesThresholds(location) else { return }
         let (old, new, _) = client.give(location, level: level)

@@ -37,7 +37,8 @@ extension GeoClueServer {
     func manage(_ member: String, _ call: BusMessage, _ peer: GeoCluePeer) throws(BusError) {
         switch member {
         case "GetClient":
-            let path = try peer.clients.first ?? createClient(for: peer)
+            let path: String
+            if let first = peer.clients.first { path = first } else { path = try createClient(for: peer) }
             call.reply { $0.append(path, type: "o") }
         case "CreateClient":
             let path = try createClient(for: peer)

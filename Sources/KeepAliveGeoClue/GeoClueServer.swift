@@ -53,23 +53,24 @@ final class GeoClueServer {
         handlers.initialize(to: csdbus_handlers())
         handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
         handlers.pointee.method = { context, call, error in
-            Self.from(context).handleMethod(call!, error)
+            GeoClueServer.from(context).handleMethod(call!, error)
         }
         handlers.pointee.get = { context, path, interface, property, reply, error in
-            Self.from(context).get(String(cString: path!), String(cString: interface!), String(cString: property!), reply!, error)
+            GeoClueServer.from(context).get(String(cString: path!), String(cString: interface!), String(cString: property!), reply!, error)
         }
         handlers.pointee.set = { context, path, interface, property, value, error in
-            Self.from(context).set(String(cString: path!), String(cString: property!), value!, error)
+            GeoClueServer.from(context).set(String(cString: path!), String(cString: property!), value!, error)
         }
         handlers.pointee.exists = { context, path, interface in
-            Self.from(context).exists(String(cString: path!), String(cString: interface!)) ? 1 : 0
+            GeoClueServer.from(context).exists(String(cString: path!), String(cString: interface!)) ? 1 : 0
         }
         handlers.pointee.reply = { context, reply in
-            Self.from(context).agentAnswered(reply!)
+            let server = GeoClueServer.from(context)
+            server.agentAnswered(BusMessage(server.bus.api, reply!))
             return 1
         }
         handlers.pointee.gone = { context, track in
-            Self.from(context).peerLeft(track!)
+            GeoClueServer.from(context).peerLeft(track!)
             return 0
         }
         try bus.add(csdbus_geoclue_manager(), interface: Self.managerInterface, at: Self.managerPath, fallback: false, handlers: handlers)
@@ -92,10 +93,10 @@ final class GeoClueServer {
 
     // MARK: Dispatch
 
-    private func handleMethod(_ pointer: OpaquePointer, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+    private func handleMethod(_ pointer: OpaquePointer, _ out: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         let call = BusMessage(bus.api, pointer)
         guard let sender = call.sender, let member = call.member, let path = call.path else {
-            return fail(error, .failed("a call with no sender, member or path"), api: bus.api)
+            return fail(out, .failed("a call with no sender, member or path"), api: bus.api)
         }
         do throws(BusError) {
             let peer = try admit(sender, call)
@@ -107,11 +108,11 @@ final class GeoClueServer {
             return 1
         } catch {
             emit(.refused("\(sender) \(member) on \(path): \(error.message)"))
-            return fail(error, error, api: bus.api)
+            return fail(out, error, api: bus.api)
         }
     }
 
-    private func get(_ path: String, _ interface: String, _ property: String, _ reply: OpaquePointer, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+    private func get(_ path: String, _ interface: String, _ property: String, _ reply: OpaquePointer, _ out: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         let reply = BusMessage(bus.api, reply)
         if path == Self.managerPath {
             switch property {
@@ -138,11 +139,11 @@ final class GeoClueServer {
             }
             return 1
         } catch {
-            return fail(error, error, api: bus.api)
+            return fail(out, error, api: bus.api)
         }
     }
 
-    private func set(_ path: String, _ property: String, _ value: OpaquePointer, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+    private func set(_ path: String, _ property: String, _ value: OpaquePointer, _ out: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         let value = BusMessage(bus.api, value)
         let sender = bus.currentMessage?.sender ?? ""
         do throws(BusError) {
@@ -152,14 +153,21 @@ final class GeoClueServer {
             return 0
         } catch {
             emit(.refused("\(sender) setting \(property) on \(path): \(error.message)"))
-            return fail(error, error, api: bus.api)
+            return fail(out, error, api: bus.api)
         }
     }
 
     private func exists(_ path: String, _ interface: String) -> Bool {
         if interface == Self.clientInterface { return clients[path] != nil }
-        guard let range = path.range(of: "/Location/") else { return false }
-        return clients[String(path[..<range.lowerBound])]?.location(at: path) != nil
+        guard let client = Self.client(ofLocation: path) else { return false }
+        return clients[client]?.location(at: path) != nil
+    }
+
+    /// The client path of a location's (`CLIENT/Location/N`), if `path` is one.
+    static func client(ofLocation path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 8, parts[6] == "Location" else { return nil }
+        return parts[..<6].joined(separator: "/")
     }
 
     // MARK: Ownership
@@ -174,8 +182,8 @@ final class GeoClueServer {
     }
 
     private func ownedLocation(_ path: String, _ sender: String) throws(BusError) -> (Location, GeoClueAccuracy) {
-        guard let range = path.range(of: "/Location/") else { throw .unknownObject("no location at \(path)") }
-        let client = try owned(String(path[..<range.lowerBound]), sender)
+        guard let clientPath = Self.client(ofLocation: path) else { throw .unknownObject("no location at \(path)") }
+        let client = try owned(clientPath, sender)
         guard let found = client.location(at: path) else { throw .unknownObject("no location at \(path) (a client keeps its last two)") }
         return found
     }
@@ -190,7 +198,7 @@ final class GeoClueServer {
         case "Heading": reply.append(location.course ?? -1)
         case "Description": reply.append(level == .exact ? "gpsd" : "approximate (\(level), the centre of a \(level.grid ?? 0)° cell)")
         default:
-            let seconds = (location.timestamp ?? Date()).timeIntervalSince1970
+            let seconds = location.timestamp?.timeIntervalSince1970 ?? 0  // every location given has one
             let whole = seconds.rounded(.down)
             reply.appendPair(UInt64(max(0, whole)), UInt64(max(0, ((seconds - whole) * 1e6).rounded(.down))))
         }

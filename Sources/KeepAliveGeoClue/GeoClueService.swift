@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Glibc
 public import KeepAliveCore
 public import Logging
@@ -40,7 +40,8 @@ public final class GeoClueService: Sendable {
 
     private let inbox = Locked<[Location]>([])
     private let stopping = Locked(false)
-    private let wake: Int32
+    /// A pipe: a byte written to `wake.write` wakes the bus thread, which polls `wake.read`.
+    private let wake: (read: Int32, write: Int32)
     private let thread = Locked<pthread_t?>(nil)
 
     /// Connects to the system bus, takes the name and serves until ``stop()``.
@@ -57,16 +58,22 @@ public final class GeoClueService: Sendable {
         watch: @escaping @Sendable (Bool) -> Void,
         emit: @escaping @Sendable (Event) -> Void = { _ in }
     ) throws(GeoClueError) {
-        wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw .setup("cannot make the bus thread's wake pipe: \(String(cString: strerror(errno)))") }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        wake = (ends[0], ends[1])
         let bus = try SDBus()
         let server = try GeoClueServer(bus: bus, configuration: configuration, apps: apps, logger: logger, watch: watch, emit: emit)
         try bus.requestName(configuration.name)
         emit(.started(name: configuration.name))
         let (inbox, stopping, wake) = (inbox, stopping, wake)
         let work = BusThreadWork {
-            do {
+            do throws(GeoClueError) {
                 try bus.run(
-                    wake: wake,
+                    wake: wake.read,
                     stopping: { stopping.read { $0 } },
                     drain: { for fix in inbox.withLock({ fixes in defer { fixes = [] }; return fixes }) { server.fixArrived(fix) } }
                 )
@@ -79,13 +86,15 @@ public final class GeoClueService: Sendable {
         let context = Unmanaged.passRetained(work).toOpaque()
         guard pthread_create(&thread, nil, { BusThreadWork.run($0) }, context) == 0 else {
             Unmanaged<BusThreadWork>.fromOpaque(context).release()
-            close(wake)
             throw .setup("cannot start the bus thread")
         }
         self.thread.withLock { $0 = thread }
     }
 
-    deinit { close(wake) }
+    deinit {
+        close(wake.read)
+        close(wake.write)
+    }
 
     /// Hands a fix from the host's watch to the clients.
     public func fixArrived(_ fix: Location) {
@@ -103,8 +112,8 @@ public final class GeoClueService: Sendable {
     }
 
     private func poke() {
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        var one: UInt8 = 1
+        _ = write(wake.write, &one, 1)
     }
 }
 

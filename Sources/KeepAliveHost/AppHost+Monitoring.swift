@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import KeepAliveCore
+public import KeepAliveCore
 import KeepAliveMonitoring
 
 /// The host as the device's location service: one watch of the receiver for every app's

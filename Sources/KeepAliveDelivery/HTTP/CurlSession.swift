@@ -1,5 +1,6 @@
 import CCurl
 import FoundationEssentials
+import KeepAliveCore
 
 /// One libcurl easy handle: blocking POSTs that reuse the connection. The only file that touches
 /// libcurl's pointers; `HTTPTransport` calls it from one thread at a time.

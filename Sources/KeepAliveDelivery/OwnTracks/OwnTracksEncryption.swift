@@ -1,5 +1,6 @@
 import CSodium
 public import FoundationEssentials
+import KeepAliveCore
 
 /// OwnTracks' encrypted payloads: each message sealed with libsodium's secretbox
 /// (XSalsa20-Poly1305) under a key shared with its readers, and sent as `{"_type": "encrypted",

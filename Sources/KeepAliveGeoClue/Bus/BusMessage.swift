@@ -84,7 +84,7 @@ struct BusMessage {
     // MARK: Answering
 
     /// Keeps the call for an answer after its handler returned.
-    func retain() -> BusMessage { BusMessage(api, api.pointee.sd_bus_message_ref!(pointer)) }
+    func retain() -> BusMessage { BusMessage(api, api.pointee.sd_bus_message_ref!(pointer)!) }
 
     func release() { _ = api.pointee.sd_bus_message_unref!(pointer) }
 
@@ -108,7 +108,7 @@ struct BusMessage {
     /// The credentials the bus has for the sender: its effective user and process.
     func senderCredentials() -> (uid: UInt32, pid: Int32)? {
         var creds: OpaquePointer?
-        let mask = UInt64(SD_BUS_CREDS_EUID.rawValue) | UInt64(SD_BUS_CREDS_PID.rawValue)
+        let mask = UInt64(SD_BUS_CREDS_EUID) | UInt64(SD_BUS_CREDS_PID)
         guard api.pointee.sd_bus_query_sender_creds!(pointer, mask, &creds) >= 0, let creds else { return nil }
         defer { _ = api.pointee.sd_bus_creds_unref!(creds) }
         var uid: uid_t = 0

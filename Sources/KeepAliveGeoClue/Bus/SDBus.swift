@@ -2,8 +2,9 @@ import CSDBus
 import Glibc
 import KeepAliveCore
 
-/// libsystemd's sd-bus, loaded when a service first opens the bus.
-let libsystemd = LoadedLibrary(empty: csdbus_table(), load: csdbus_load)
+/// libsystemd's sd-bus, loaded when a service first opens the bus (and the vtables given its
+/// format reference).
+let libsystemd = LoadedLibrary(empty: csdbus_table()) { table in csdbus_load(table) ?? csdbus_prepare_vtables() }
 
 /// A D-Bus error a handler answers with: its name and what the caller should do.
 struct BusError: Error, Sendable {
@@ -60,7 +61,7 @@ final class SDBus {
     }
 
     /// Serves `vtable` at `path` (or, as a fallback, under it), calling `handlers`.
-    func add(_ vtable: UnsafePointer<sd_bus_vtable>, interface: String, at path: String, fallback: Bool, handlers: UnsafeMutablePointer<csdbus_handlers>) throws(GeoClueError) {
+    func add(_ vtable: UnsafeMutablePointer<sd_bus_vtable>, interface: String, at path: String, fallback: Bool, handlers: UnsafeMutablePointer<csdbus_handlers>) throws(GeoClueError) {
         var slot: OpaquePointer?
         let result = fallback
             ? api.pointee.sd_bus_add_fallback_vtable!(bus, &slot, path, interface, vtable, csdbus_find_handler(), handlers)
@@ -94,8 +95,8 @@ final class SDBus {
             ]
             _ = poll(&fds, 2, milliseconds)
             if fds[1].revents != 0 {
-                var counter: UInt64 = 0
-                _ = read(wake, &counter, 8)
+                var bytes = [UInt8](repeating: 0, count: 64)
+                while read(wake, &bytes, bytes.count) > 0 {}
             }
         }
         _ = api.pointee.sd_bus_flush!(bus)

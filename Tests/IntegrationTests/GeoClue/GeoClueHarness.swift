@@ -68,7 +68,7 @@ final class GeoClueHarness {
             output: directory + "/bus.log"
         )
         let socket = directory + "/system_bus_socket"
-        try await eventually("dbus-daemon to listen on \(socket)\n\(bus.output)") { FileManager.default.fileExists(atPath: socket) }
+        try await eventually("dbus-daemon to listen on \(socket)", context: { [bus] in bus.output }) { FileManager.default.fileExists(atPath: socket) }
     }
 
     deinit {
@@ -151,7 +151,7 @@ final class RawGeoClueClient {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
 
     /// Sends one request and returns its answer.
@@ -175,12 +175,13 @@ final class RawGeoClueClient {
         try send(["op": "set", "path": path, "interface": "org.freedesktop.GeoClue2.Client", "property": property, "signature": signature, "value": value])
     }
 
-    func get(_ path: String, _ interface: String = "org.freedesktop.GeoClue2.Client", _ property: String) throws -> [String: Any] {
+    func get(_ path: String, _ property: String, interface: String = "org.freedesktop.GeoClue2.Client") throws -> [String: Any] {
         try send(["op": "get", "path": path, "interface": interface, "property": property])
     }
 
     /// Kills the connection's process: the bus sees it leave.
     func kill() {
+        // SIGKILL: the test runner's blocked signals are inherited, SIGTERM would wait.
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

@@ -15,6 +15,7 @@ struct GeoClueTests {
         let harness = try await GeoClueHarness()
         let port = try await Tools.freePort()
         return try await withGPSFake(log: boat.url, port: port, cycle: cycle) {
+            try await waitUntilGPSDAccepts(port: port)
             try await harness.startHost(gpsd: port)
             return try await body(harness, port)
         }
@@ -68,7 +69,7 @@ struct GeoClueTests {
     }
 
     @Test func whereAmIPrintsGPSDsFixesFromTheHostWithinASecond() async throws {
-        try await Self.withService { harness, port in
+        try await Self.withService(cycle: 0.03) { harness, port in
             try await harness.authorize("geoclue-where-am-i", "always")
             let stamp = Tools.repository.appendingPathComponent("scripts/stamp-lines").path
             let gpspipe = try ChildProcess(stamp, ["/usr/bin/gpspipe", "-w", "127.0.0.1:\(port)"], output: harness.directory + "/gpspipe.out")
@@ -82,15 +83,16 @@ struct GeoClueTests {
 
             let printed = Self.whereAmILocations(whereAmI.output)
             let fixes = Self.gpsdFixes(gpspipe.output)
-            #expect(printed.count >= 8, "where-am-i printed locations for 12 s:\n\(whereAmI.output.suffix(2000))\n\(harness.events.suffix(5))")
+            #expect(printed.count >= 5, "where-am-i printed locations for 12 s:\n\(whereAmI.output.suffix(2000))\n\(harness.events.suffix(5))")
+            #expect(!fixes.isEmpty, "gpspipe saw gpsd's fixes:\n\(gpspipe.output.prefix(2000))")
             // Each is one of gpsd's fixes, to where-am-i's 6 decimals; the first is the one the
             // service had when it started (as GeoClue's cache), the others arrive as gpsd's do.
             var latencies: [Double] = []
             for (index, location) in printed.enumerated() {
-                let same = fixes.last {
-                    abs($0.latitude - location.latitude) < 5e-7 && abs($0.longitude - location.longitude) < 5e-7 && $0.time <= location.time
-                }
-                #expect(same != nil, "where-am-i's \(location.latitude), \(location.longitude) is one of gpsd's fixes")
+                // gpsd sends an epoch's TPV again as more of its sentences come: the first is when
+                // gpsd had the fix. (The replay takes 100 s to loop, longer than this test.)
+                let same = fixes.first { abs($0.latitude - location.latitude) < 5e-7 && abs($0.longitude - location.longitude) < 5e-7 }
+                #expect(same != nil, "where-am-i's \(location) is one of gpsd's fixes: \(fixes.prefix(3)) ... \(fixes.suffix(3))")
                 if index > 0, let same { latencies.append(location.time - same.time) }
             }
             let median = Self.median(latencies)
@@ -100,18 +102,18 @@ struct GeoClueTests {
     }
 
     @Test func distanceAndTimeThresholdsAreHonoured() async throws {
-        try await Self.withService { harness, _ in
+        try await Self.withService(cycle: 0.02) { harness, _ in
             try await harness.authorize("threshold-probe", "always")
             let everything = try harness.follow("threshold-probe", seconds: 15)
             let byTime = try harness.follow("threshold-probe", time: 4, seconds: 15)
-            let byDistance = try harness.follow("threshold-probe", distance: 25, seconds: 15)
+            let byDistance = try harness.follow("threshold-probe", distance: 10, seconds: 15)
             for probe in [everything, byTime, byDistance] { await probe.wait(timeout: Tools.bound(.seconds(90))) }
             let all = Self.probeLines(everything).filter { $0["lat"] != nil }
             let timed = Self.probeLines(byTime).filter { $0["lat"] != nil }
             let distant = Self.probeLines(byDistance).filter { $0["lat"] != nil }
             #expect(all.count >= 10, "no threshold: every fix\n\(everything.output.suffix(1000))")
             #expect(timed.count >= 2 && timed.count < all.count, "TimeThreshold 4 s: \(timed.count) of \(all.count)")
-            #expect(distant.count >= 2 && distant.count < all.count, "DistanceThreshold 25 m: \(distant.count) of \(all.count)")
+            #expect(distant.count >= 2 && distant.count < all.count, "DistanceThreshold 10 m: \(distant.count) of \(all.count)")
             for (earlier, later) in zip(timed, timed.dropFirst()) {
                 let gap = abs((later["timestamp"] as! Double) - (earlier["timestamp"] as! Double))
                 #expect(gap >= 4, "TimeThreshold: \(gap) s between two locations")
@@ -119,7 +121,7 @@ struct GeoClueTests {
             for (earlier, later) in zip(distant, distant.dropFirst()) {
                 let a = Location(latitude: earlier["lat"] as! Double, longitude: earlier["lon"] as! Double)
                 let b = Location(latitude: later["lat"] as! Double, longitude: later["lon"] as! Double)
-                #expect(b.distance(from: a) >= 25, "DistanceThreshold: \(b.distance(from: a)) m between two locations")
+                #expect(b.distance(from: a) >= 10, "DistanceThreshold: \(b.distance(from: a)) m between two locations")
             }
         }
     }
@@ -206,7 +208,7 @@ struct GeoClueTests {
             // Objects that are not there.
             let unknown = try await harness.gdbus("/org/freedesktop/GeoClue2/Client/99999", "org.freedesktop.GeoClue2.Client.Start")
             #expect(unknown.output.contains("UnknownObject"), "\(unknown.output)")
-            #expect(try owner.get(path + "/Location/7", "org.freedesktop.GeoClue2.Location", "Latitude")["error"] as? String == "org.freedesktop.DBus.Error.UnknownObject")
+            #expect(try owner.get(path + "/Location/7", "Latitude", interface: "org.freedesktop.GeoClue2.Location")["error"] as? String == "org.freedesktop.DBus.Error.UnknownObject")
             // Absurd values.
             #expect(try owner.set(path, "DistanceThreshold", "u", 4_000_000_000)["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
             #expect(try owner.set(path, "TimeThreshold", "u", 10_000_000)["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
