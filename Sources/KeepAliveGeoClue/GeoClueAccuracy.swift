@@ -2,13 +2,20 @@ public import KeepAliveCore
 
 /// GeoClue2's accuracy levels (`GClueAccuracyLevel`), and what each below exact is given.
 public enum GeoClueAccuracy: UInt32, Sendable, Comparable, CaseIterable {
+    /// Nothing asked (read as country, as GeoClue does).
     case none = 0
+    /// The country: a 3° cell.
     case country = 1
+    /// The city: a 0.1° cell.
     case city = 4
+    /// The neighbourhood: a 0.05° cell.
     case neighborhood = 5
+    /// The street: a 0.01° cell, as the store's reduced accuracy.
     case street = 6
+    /// gpsd's fix as it is.
     case exact = 8
 
+    /// Coarser first.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The level a requested number means, as GeoClue reads one: a number between two levels

@@ -5,6 +5,7 @@ public enum GeoClueError: Error, Sendable, CustomStringConvertible {
     /// The connection to the bus failed while serving.
     case lost(String)
 
+    /// The reason, for a log or a terminal.
     public var description: String {
         switch self {
         case .setup(let reason): "GeoClue2 service: \(reason)"

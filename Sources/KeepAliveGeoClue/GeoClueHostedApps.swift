@@ -9,7 +9,10 @@ public protocol GeoClueHostedApps: Sendable {
 
 /// No host: every client is an app outside it.
 public struct NoHostedApps: GeoClueHostedApps {
+    /// No host.
     public init() {}
+    /// Never one of the host's apps.
     public func app(of pid: Int32) -> String? { nil }
+    /// Never in a host's foreground.
     public func isInForeground(_ app: String) -> Bool { false }
 }

@@ -19,6 +19,7 @@ public final class GeoClueService: Sendable {
         /// The bus name served.
         public var name = "org.freedesktop.GeoClue2"
 
+        /// The defaults, reading each app's authorization where `authorizationFile` says.
         public init(authorizationFile: @escaping @Sendable (String) -> AuthorizationFile) {
             self.authorizationFile = authorizationFile
         }

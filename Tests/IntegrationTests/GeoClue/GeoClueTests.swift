@@ -11,12 +11,14 @@ struct GeoClueTests {
     static let boat = NMEAFixture("bundg_zeus_9.log", folder: "tracks")
 
     /// Runs `body` with a bus, gpsd replaying the boat (looped) and the host serving GeoClue2.
-    static func withService<R: Sendable>(cycle: Double = 0.05, _ body: (GeoClueHarness, Int) async throws -> R) async throws -> R {
+    static func withService<R: Sendable>(
+        cycle: Double = 0.05, extra: [String] = [], _ body: (GeoClueHarness, Int) async throws -> R
+    ) async throws -> R {
         let harness = try await GeoClueHarness()
         let port = try await Tools.freePort()
         return try await withGPSFake(log: boat.url, port: port, cycle: cycle) {
             try await waitUntilGPSDAccepts(port: port)
-            try await harness.startHost(gpsd: port)
+            try await harness.startHost(gpsd: port, extra: extra)
             return try await body(harness, port)
         }
     }
@@ -228,6 +230,49 @@ struct GeoClueTests {
             #expect(try owner.set(path, "DesktopId", "s", "owner")["error"] == nil)
             #expect(try owner.call(path, "org.freedesktop.GeoClue2.Client", "Start")["error"] == nil)
             #expect(harness.host?.isRunning == true)
+        }
+    }
+
+    /// An app under the host is its app whatever its DesktopId says, and when in use means in
+    /// the host's foreground: its locations stop in the background (the host's rules keep it
+    /// running: `--policy unlimited`) and come again in the foreground.
+    @Test func anAppUnderTheHostIsItsAppAndWhenInUseFollowsItsForeground() async throws {
+        try await Self.withService(cycle: 0.02, extra: ["--policy", "unlimited", "--signal-other-users"]) { harness, _ in
+            try await harness.authorize("tracker", "when-in-use")
+            let apps = harness.directory + "/apps"
+            try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o1777])
+            let keepalive = try Tools.keepalive.path
+            func control(_ arguments: [String]) async throws {
+                let result = try await harness.run(
+                    keepalive, ["host", arguments[0], "--socket", harness.directory + "/host.sock"] + arguments.dropFirst()
+                )
+                #expect(result.status == 0, "host \(arguments): \(result.output)")
+            }
+            func launch(_ desktopID: String) async throws {
+                try await control([
+                    "launch", "--app", "tracker", "--user", "nobody", "--output", "\(apps)/\(desktopID).out",
+                    "--env", "DBUS_SYSTEM_BUS_ADDRESS=\(harness.address)", "--", GeoClueHarness.probe, "follow", desktopID, "8", "0", "0", "120",
+                ])
+            }
+            func locations(_ desktopID: String) -> Int {
+                ((try? String(contentsOfFile: "\(apps)/\(desktopID).out", encoding: .utf8)) ?? "").split(separator: "\n").count { $0.contains(#""lat""#) }
+            }
+            // Another app's name, from inside the host's app: refused.
+            try await launch("someone-else")
+            try await eventually("the impostor refused") {
+                ((try? String(contentsOfFile: "\(apps)/someone-else.out", encoding: .utf8)) ?? "").contains("runs as the host's app tracker")
+            }
+            try await control(["terminate", "--app", "tracker"])
+            try await launch("tracker")
+            try await eventually("locations in the foreground") { locations("tracker") >= 3 }
+            try await control(["background", "--app", "tracker"])
+            try await Task.sleep(for: .seconds(2))  // what was on its way
+            let inBackground = locations("tracker")
+            try await Task.sleep(for: .seconds(4))
+            #expect(locations("tracker") == inBackground, "no location in the background with when in use")
+            #expect(!harness.events.contains { $0["event"] as? String == "frozen" }, "it ran all along: --policy unlimited")
+            try await control(["foreground", "--app", "tracker"])
+            try await eventually("locations again in the foreground") { locations("tracker") >= inBackground + 2 }
         }
     }
 }
