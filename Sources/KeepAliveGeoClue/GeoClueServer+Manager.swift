@@ -53,6 +53,7 @@ extension GeoClueServer {
             // An agent can only make its user's clients' access stricter (the store decides
             // first), so any process of the user may be its agent: the last one registered.
             agents[peer.uid] = (peer.name, id)
+            emit(.agent(user: peer.uid, id: id, connection: peer.name, gone: false))
             call.reply()
         }
     }
@@ -86,6 +87,9 @@ extension GeoClueServer {
         for path in peer.clients { if let client = clients[path] { remove(client, reason: "its connection left the bus") } }
         bus.untrack(track)
         peers[peer.name] = nil
-        for (uid, agent) in agents where agent.name == peer.name { agents[uid] = nil }
+        for (uid, agent) in agents where agent.name == peer.name {
+            agents[uid] = nil
+            emit(.agent(user: uid, id: agent.id, connection: agent.name, gone: true))
+        }
     }
 }

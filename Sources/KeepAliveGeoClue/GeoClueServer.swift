@@ -28,7 +28,7 @@ final class GeoClueServer {
     var clients: [String: GeoClueClient] = [:]
     var nextClient = 1
     var peers: [String: GeoCluePeer] = [:]
-    /// Agents by user: the unique name that registered, and its `MaxAccuracyLevel`.
+    /// Agents by user: the unique name that registered last, and the desktop id it gave.
     var agents: [UInt32: (name: String, id: String)] = [:]
     /// `Start`s waiting for an agent's answer, by the cookie of the `AuthorizeApp` call.
     var pendingStarts: [UInt64: (client: String, call: BusMessage)] = [:]

@@ -33,6 +33,8 @@ public final class GeoClueService: Sendable {
         case clientStarted(client: String, app: String, accuracy: GeoClueAccuracy)
         /// A client stopped receiving locations, and why.
         case clientStopped(client: String, reason: String)
+        /// A user's agent registered (`AddAgent`), or `gone`: it left the bus.
+        case agent(user: UInt32, id: String, connection: String, gone: Bool)
         /// A call was refused, and why.
         case refused(String)
         /// The bus failed; the service is stopped.

@@ -31,6 +31,13 @@ extension HostOutput {
             object["client"] = .string(client)
             object["stopped"] = .string(reason)
             text = "GeoClue2: \(client) stopped: \(reason)"
+        case .agent(let user, let id, let connection, let gone):
+            object["event"] = "geoclue-agent"
+            object["user"] = .integer(Int(user))
+            object["agent"] = .string(id)
+            object["connection"] = .string(connection)
+            if gone { object["gone"] = .bool(true) }
+            text = "GeoClue2: \(id) (\(connection)) \(gone ? "left; user \(user) has no agent now" : "is user \(user)'s agent")"
         case .refused(let why):
             object["event"] = "refused"
             object["message"] = .string("GeoClue2: \(why)")

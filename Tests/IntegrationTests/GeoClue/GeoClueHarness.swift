@@ -21,6 +21,7 @@ final class GeoClueHarness {
             "/usr/bin/dbus-daemon": "dbus-daemon",
             "/usr/bin/gdbus": "libglib2.0-bin",
             whereAmI: "geoclue-2-demo",
+            "/usr/libexec/geoclue-2.0/demos/agent": "geoclue-2-demo",
             "/usr/lib/x86_64-linux-gnu/girepository-1.0/Geoclue-2.0.typelib": "gir1.2-geoclue-2.0",
             "/usr/lib/python3/dist-packages/gi/__init__.py": "python3-gi",
             "/usr/bin/stdbuf": "coreutils",

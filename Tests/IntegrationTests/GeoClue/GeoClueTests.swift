@@ -275,4 +275,40 @@ struct GeoClueTests {
             try await eventually("locations again in the foreground") { locations("tracker") >= inBackground + 2 }
         }
     }
+
+    /// The user's agent is asked as GeoClue asks it (`AuthorizeApp`), after the store, and the
+    /// stricter answer wins: Debian's demo agent refuses an app it has no desktop file for, an
+    /// agent that allows city level makes an exact request coarse, and a refusing agent refuses.
+    @Test func theUsersAgentIsAskedAndTheStricterAnswerWins() async throws {
+        try await Self.withService { harness, _ in
+            try await harness.authorize("no-desktop-file", "always")
+            try await harness.authorize("geoclue-where-am-i", "always")
+            let demo = try ChildProcess("/usr/libexec/geoclue-2.0/demos/agent", [], output: harness.directory + "/demo-agent.out", environment: harness.environment)
+            try await eventually("Debian's agent to register") { harness.events.contains { $0["event"] as? String == "geoclue-agent" } }
+            let refused = try harness.follow("no-desktop-file", seconds: 5)
+            await refused.wait(timeout: Tools.bound(.seconds(60)))
+            #expect(refused.output.contains("the user's agent refused location to no-desktop-file"), "\(refused.output)")
+            demo.signal(SIGKILL)
+            await demo.wait()
+
+            let city = try ChildProcess(GeoClueHarness.probe, ["agent", "true", "4"], output: harness.directory + "/city-agent.out", environment: harness.environment)
+            try await eventually("the city agent to register") { city.output.contains(#""agent""#) }
+            let coarse = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "4"])
+            #expect(coarse.output.contains("Accuracy:    15000.000000 meters"), "exact asked, city allowed: city\n\(coarse.output)")
+            #expect(city.output.contains(#"{"asked": ["geoclue-where-am-i", 8]}"#), "asked as GeoClue asks: \(city.output)")
+            city.signal(SIGKILL)
+            await city.wait()
+
+            let no = try ChildProcess(GeoClueHarness.probe, ["agent", "false", "8"], output: harness.directory + "/no-agent.out", environment: harness.environment)
+            try await eventually("the refusing agent to register") { no.output.contains(#""agent""#) }
+            let denied = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "4"])
+            #expect(denied.output.contains("the user's agent refused location to geoclue-where-am-i"), "\(denied.output)")
+            no.signal(SIGKILL)
+            await no.wait()
+            // With no agent left, the store alone decides.
+            try await eventually("the agent forgotten") { harness.events.filter { $0["event"] as? String == "geoclue-agent" && $0["gone"] != nil }.count >= 3 }
+            let alone = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "4"])
+            #expect(alone.output.contains("Description: gpsd"), "exact again\n\(alone.output)")
+        }
+    }
 }
