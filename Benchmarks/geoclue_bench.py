@@ -13,7 +13,7 @@
 The bus is private (dbus-daemon with the project's policy); the host reads the test's own
 authorization store. Needs root (the host), dbus-daemon, geoclue-2-demo, python3-gi.
 
-    python3 Benchmarks/geoclue_bench.py KEEPALIVE C_CLIENT RUNS SECONDS
+    python3 Benchmarks/geoclue_bench.py KEEPALIVE C_CLIENT RUNS SECONDS [cpu]    (cpu: the second part only)
 """
 import os, selectors, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -23,9 +23,9 @@ import feeder  # noqa: E402
 
 root = os.path.dirname(here)
 keepalive, c_client, runs, seconds = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+only_cpu = sys.argv[5:] == ["cpu"]
 where_am_i = "/usr/libexec/geoclue-2.0/demos/where-am-i"
 probe = os.path.join(root, "scripts/geoclue-probe")
-HZ = os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values, fraction):
@@ -67,8 +67,14 @@ class Service:
         self.drain = subprocess.Popen(["cat"], stdin=self.host.stdout, stdout=subprocess.DEVNULL)
 
     def cpu(self):
-        fields = open("/proc/%d/stat" % self.host.pid).read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / HZ
+        """Seconds the host's threads ran, to the nanosecond (schedstat; /proc's stat counts 10 ms ticks)."""
+        total = 0
+        for task in os.listdir("/proc/%d/task" % self.host.pid):
+            try:
+                total += int(open("/proc/%d/task/%s/schedstat" % (self.host.pid, task)).read().split()[0])
+            except OSError:
+                pass  # a thread that ended meanwhile
+        return total / 1e9
 
     def close(self):
         for process in [self.host, self.bus]:
@@ -161,20 +167,21 @@ def cpu_run(kind):
 
 latencies = {"c": [], "geoclue": []}
 medians = {"c": [], "geoclue": []}
-for _ in range(runs):
+for _ in range(0 if only_cpu else runs):
     for name, values in latency_run().items():
         if not values:
             raise SystemExit("latency: %s printed no matching fix" % name)
         latencies[name] += values
         medians[name].append(statistics.median(values))
-print("| client, feed write to the fix's line | median (min-max of run medians) | p99 of all | fixes | vs C |")
-print("|---|---|---|---|---|")
-anchor = statistics.median(medians["c"])
-for name, label in [("c", "anchor: minimal C libgps client"), ("geoclue", "where-am-i through the host's GeoClue2")]:
-    median = statistics.median(medians[name])
-    print("| %s | %.2f ms (%.2f-%.2f) | %.2f ms | %d | %.2fx |" % (
-        label, median, min(medians[name]), max(medians[name]), percentile(latencies[name], 0.99), len(latencies[name]), median / anchor))
-print()
+if not only_cpu:
+    print("| client, feed write to the fix's line | median (min-max of run medians) | p99 of all | fixes | vs C |")
+    print("|---|---|---|---|---|")
+    anchor = statistics.median(medians["c"])
+    for name, label in [("c", "anchor: minimal C libgps client"), ("geoclue", "where-am-i through the host's GeoClue2")]:
+        median = statistics.median(medians[name])
+        print("| %s | %.2f ms (%.2f-%.2f) | %.2f ms | %d | %.2fx |" % (
+            label, median, min(medians[name]), max(medians[name]), percentile(latencies[name], 0.99), len(latencies[name]), median / anchor))
+    print()
 print("| the host at a 1 Hz feed | CPU ms per minute, median (min-max) | vs anchor |")
 print("|---|---|---|")
 figures = {kind: [cpu_run(kind) for _ in range(runs)] for kind in ["none", "idle", "started"]}
@@ -183,4 +190,4 @@ for kind, label in [("none", "anchor: no GeoClue client"), ("idle", "10 idle cli
                     ("started", "10 started clients (exact, every fix)")]:
     values = figures[kind]
     ratio = "%.2fx" % (statistics.median(values) / base) if base > 0 else "(anchor 0)"
-    print("| %s | %.1f (%.1f-%.1f) | %s |" % (label, statistics.median(values), min(values), max(values), ratio))
+    print("| %s | %.2f (%.2f-%.2f) | %s |" % (label, statistics.median(values), min(values), max(values), ratio))

@@ -99,7 +99,9 @@ struct GeoClueTests {
             }
             let median = Self.median(latencies)
             print("GeoClue2 where-am-i: \(printed.count) locations, latency behind gpspipe median \(median) s, most \(latencies.max() ?? .nan) s")
-            #expect(median < 1, "median latency behind a plain gpsd client: \(latencies)")
+            // A second, as the issue asks (ten under TSan, which slows every process tenfold).
+            let bound = Double(Tools.bound(.seconds(1)).components.seconds)
+            #expect(median < bound, "median latency behind a plain gpsd client: \(latencies)")
         }
     }
 
@@ -293,7 +295,7 @@ struct GeoClueTests {
 
             let city = try ChildProcess(GeoClueHarness.probe, ["agent", "true", "4"], output: harness.directory + "/city-agent.out", environment: harness.environment)
             try await eventually("the city agent to register") { city.output.contains(#""agent""#) }
-            let coarse = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "4"])
+            let coarse = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "8"])
             #expect(coarse.output.contains("Accuracy:    15000.000000 meters"), "exact asked, city allowed: city\n\(coarse.output)")
             #expect(city.output.contains(#"{"asked": ["geoclue-where-am-i", 8]}"#), "asked as GeoClue asks: \(city.output)")
             city.signal(SIGKILL)
@@ -301,13 +303,13 @@ struct GeoClueTests {
 
             let no = try ChildProcess(GeoClueHarness.probe, ["agent", "false", "8"], output: harness.directory + "/no-agent.out", environment: harness.environment)
             try await eventually("the refusing agent to register") { no.output.contains(#""agent""#) }
-            let denied = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "4"])
+            let denied = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "8"])
             #expect(denied.output.contains("the user's agent refused location to geoclue-where-am-i"), "\(denied.output)")
             no.signal(SIGKILL)
             await no.wait()
             // With no agent left, the store alone decides.
             try await eventually("the agent forgotten") { harness.events.filter { $0["event"] as? String == "geoclue-agent" && $0["gone"] != nil }.count >= 3 }
-            let alone = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "4"])
+            let alone = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "8"])
             #expect(alone.output.contains("Description: gpsd"), "exact again\n\(alone.output)")
         }
     }
