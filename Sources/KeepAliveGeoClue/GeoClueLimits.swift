@@ -6,8 +6,8 @@ public struct GeoClueLimits: Sendable {
     public var clientsPerPeer = 8
     /// Client objects the connections of one user may hold at once.
     public var clientsPerUser = 32
-    /// Calls a connection may make a second, sustained; beyond it they are refused with
-    /// `LimitsExceeded` (property reads are not counted).
+    /// Calls a connection may make a second, sustained, property writes among them; beyond it
+    /// they are refused with `LimitsExceeded` (property reads are not counted).
     public var callsPerSecond = 50.0
     /// Calls a connection may make at once before the rate applies.
     public var callBurst = 100.0

@@ -145,8 +145,11 @@ final class GeoClueServer {
 
     private func set(_ path: String, _ property: String, _ value: OpaquePointer, _ out: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         let value = BusMessage(bus.api, value)
-        let sender = bus.currentMessage?.sender ?? ""
+        guard let call = bus.currentMessage, let sender = call.sender else {
+            return fail(out, .failed("a property write with no sender"), api: bus.api)
+        }
         do throws(BusError) {
+            _ = try admit(sender, call)  // a write is a call: it signals every listener
             let client = try owned(path, sender)
             try setProperty(property, of: client, from: value)
             bus.propertiesChanged(at: client.path, interface: Self.clientInterface, [property])
@@ -192,7 +195,7 @@ final class GeoClueServer {
         switch property {
         case "Latitude": reply.append(location.latitude)
         case "Longitude": reply.append(location.longitude)
-        case "Accuracy": reply.append(location.horizontalAccuracy ?? 0)
+        case "Accuracy": reply.append(location.horizontalAccuracy ?? -1)  // unknown, as GeoClue says it
         case "Altitude": reply.append(location.altitudeMSL ?? location.altitudeHAE ?? -Double.greatestFiniteMagnitude)
         case "Speed": reply.append(location.speed ?? -1)
         case "Heading": reply.append(location.course ?? -1)
