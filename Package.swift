@@ -206,6 +206,11 @@ let package = Package(
             name: "KeepAliveCoreTests",
             dependencies: ["KeepAliveCore", "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks")]
         ),
+        // GeoClue2's rules that need no bus: accuracy levels and coarse positions.
+        .testTarget(
+            name: "KeepAliveGeoClueTests",
+            dependencies: ["KeepAliveGeoClue", "KeepAliveCore"]
+        ),
         // The execution model and the strategies, on the simulator's virtual clock.
         .testTarget(
             name: "KeepAliveSimulationTests",

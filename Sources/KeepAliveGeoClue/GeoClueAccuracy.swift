@@ -1,4 +1,4 @@
-public import KeepAliveCore
+import KeepAliveCore
 
 /// GeoClue2's accuracy levels (`GClueAccuracyLevel`), and what each below exact is given.
 public enum GeoClueAccuracy: UInt32, Sendable, Comparable, CaseIterable {
