@@ -83,7 +83,9 @@ extension GeoClueServer {
     func agentAnswered(_ reply: BusMessage) {
         guard let cookie = reply.replyCookie, let pending = pendingStarts.removeValue(forKey: cookie) else { return }
         defer { pending.call.release() }
-        guard let client = clients[pending.client], client.isStarting else { return }  // gone or stopped meanwhile
+        guard let client = clients[pending.client], client.isStarting else {
+            return refuse(pending.call, .accessDenied("\(pending.client) was stopped or deleted while its user's agent was asked"))
+        }
         client.isStarting = false
         if let error = reply.error {
             return refuse(pending.call, .accessDenied("the user's agent did not answer AuthorizeApp (\(error.name): \(error.message))"))

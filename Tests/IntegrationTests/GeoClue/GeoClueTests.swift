@@ -179,6 +179,13 @@ struct GeoClueTests {
     @Test func aClientThatLeavesTheBusIsStoppedAndForgotten() async throws {
         try await Self.withService { harness, _ in
             try await harness.authorize("leaver", "always")
+            // The name is the host's, not a GeoClue daemon's the bus started.
+            let owner = try await harness.run(
+                "/usr/bin/gdbus",
+                ["call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                 "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.GeoClue2"]
+            )
+            #expect(owner.output.contains("(uint32 \(harness.host?.pid ?? -1),)"), "\(owner.output)")
             let client = try RawGeoClueClient(harness)
             let path = try #require(client.manager("GetClient")["ok"] as? [Any])[0] as! String
             #expect(try client.set(path, "DesktopId", "s", "leaver")["error"] == nil)
