@@ -75,6 +75,11 @@ struct GeoClueTests {
             try await harness.authorize("geoclue-where-am-i", "always")
             let stamp = Tools.repository.appendingPathComponent("scripts/stamp-lines").path
             let gpspipe = try ChildProcess(stamp, ["/usr/bin/gpspipe", "-w", "127.0.0.1:\(port)"], output: harness.directory + "/gpspipe.out")
+            // where-am-i only once gpspipe reads fixes: on a loaded machine its first location
+            // could otherwise be one gpsd sent before gpspipe had connected.
+            try await eventually("gpspipe's first fix", context: { gpspipe.tail }) {
+                !Self.gpsdFixes(gpspipe.output).isEmpty
+            }
             let whereAmI = try ChildProcess(
                 stamp, ["/usr/bin/stdbuf", "-oL", GeoClueHarness.whereAmI, "--timeout", "12"],
                 output: harness.directory + "/where-am-i.out", environment: harness.environment
