@@ -350,7 +350,8 @@ public final class AppProcessGroup: Sendable {
             for pid in running { kill(pid, SIGSTOP) }
             guard clock.now < deadline else {
                 continueStopped()
-                throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time")
+                let states = running.prefix(5).map { "\($0) in state \(ProcFS.state(of: $0) ?? "?")" }.joined(separator: ", ")
+                throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time (\(states); D is an uninterruptible wait)")
             }
             try? await clock.sleep(for: .milliseconds(1))
         }

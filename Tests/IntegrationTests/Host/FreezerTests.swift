@@ -6,6 +6,12 @@ import Testing
 /// Each freezer on real processes: a shell writing a heartbeat every 100 ms, and its child.
 @Suite(.timeLimit(.minutes(2)), .serialized)
 struct FreezerTests {
+    /// What a freeze here may take: a process in an uninterruptible wait (its heartbeat's append
+    /// behind a build's writes to the same disk) takes SIGSTOP, or the cgroup freezer, only when
+    /// the wait ends, which on a loaded machine can be past the host's 2 s. These tests are about
+    /// what is frozen, not how fast (their times are printed; scripts/bench-host measures them).
+    static let patience: Duration = .seconds(20)
+
     @Test(arguments: [FreezerKind.cgroup2, .cgroup1, .signal])
     func freezesThawsAndKillsEveryProcessOfAnApp(kind: FreezerKind) async throws {
         let freezer = try Freezer.choose(kind, name: "keepalive.test-\(UInt32.random(in: 0...UInt32.max))")
@@ -25,7 +31,7 @@ struct FreezerTests {
         #expect(!group.contains(getpid()))
         #expect(group.processes().count >= 2)
 
-        let freezeTime = try await group.freeze()
+        let freezeTime = try await group.freeze(timeout: Self.patience)
         let beatsAtFreeze = heartbeat.count
         let cpuAtFreeze = group.cpuTime()
         try await Task.sleep(for: .milliseconds(600))
@@ -37,7 +43,7 @@ struct FreezerTests {
         try await heartbeat.waitForBeats(beatsAtFreeze + 3)
         print("\(kind): freeze \(freezeTime), thaw \(thawTime)")
 
-        try await group.freeze()
+        try await group.freeze(timeout: Self.patience)
         group.signalAll(SIGKILL)  // reaches frozen processes too
         try await waitUntil(timeout: .seconds(5)) { group.processes().isEmpty }
         var status: Int32 = 0
