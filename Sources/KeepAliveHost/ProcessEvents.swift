@@ -16,9 +16,9 @@ final class ProcessEvents: Sendable {
     private struct State {
         /// Each followed process's app.
         var owners: [Int32: String] = [:]
-        /// The latest forks, child to parent, for a process followed only once it has
-        /// already forked (its launch returns after the kernel told of its first children).
-        var recent: [(child: Int32, parent: Int32)] = []
+        /// The latest forks and exits, for a process followed only once it has already forked
+        /// (its launch returns after the kernel told of its first children).
+        var recent = RecentForks()
         /// Whether the kernel dropped events: a process forked meanwhile may not be followed.
         var lostEvents = 0
     }
@@ -52,10 +52,10 @@ final class ProcessEvents: Sendable {
                         let (kind, pid, parent) = (events[index], events[index + 1], events[index + 2])
                         if kind == 1 {
                             if let app = state.owners[parent] { state.owners[pid] = app }
-                            state.recent.append((pid, parent))
-                            if state.recent.count > 4_096 { state.recent.removeFirst(1_024) }
+                            state.recent.forked(pid, from: parent)
                         } else {
                             state.owners[pid] = nil
+                            state.recent.exited(pid)
                         }
                     }
                 }
@@ -97,14 +97,7 @@ final class ProcessEvents: Sendable {
     func follow(_ pid: Int32, as app: String) {
         state.withLock { state in
             state.owners[pid] = app
-            var added = true
-            while added {  // the recent forks' descendants of what is followed
-                added = false
-                for fork in state.recent where state.owners[fork.child] == nil && state.owners[fork.parent] == app {
-                    state.owners[fork.child] = app
-                    added = true
-                }
-            }
+            for child in state.recent.livingDescendants(of: pid) { state.owners[child] = app }
         }
     }
 
