@@ -13,8 +13,10 @@ public import Logging
 /// let monitor = try LocationMonitor(named: "places", file: URL(fileURLWithPath: "places.json"))
 /// try monitor.add(.circle(center: Coordinate(latitude: 52.37, longitude: 4.89), radius: 200), identifier: "home")
 /// try monitor.add(.significantChange, identifier: "moves")
-/// Task { try await monitor.monitor(LocationManager(source: GPSDSource())) }
-/// for await event in monitor.events { print(event.identifier, event.state, event.date) }
+/// let events = monitor.events  // made before the watch starts: no event is missed
+/// let monitoring = Task { try await monitor.monitor(LocationManager(source: GPSDSource())) }
+/// for await event in events { print(event.identifier, event.state, event.date) }  // ends with the watch
+/// try await monitoring.value  // why it ended, if it failed (gpsd unreachable at the start)
 /// ```
 public final class LocationMonitor: Sendable {
     /// The monitor's name.
@@ -33,6 +35,8 @@ public final class LocationMonitor: Sendable {
         var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var isPaused = false
+        /// How many ``monitor(_:pausing:handler:forEachFix:)`` calls are running.
+        var monitorings = 0
     }
 
     /// The most conditions a monitor takes, 100,000 (iOS allows 20 regions an app): each fix is
@@ -157,8 +161,14 @@ public final class LocationMonitor: Sendable {
         }
     }
 
-    /// The events from now on, in order, until the monitor is released. Each call is a stream
-    /// of its own.
+    /// The events from now on, in order. Each call is a stream of its own.
+    ///
+    /// The stream ends, after every event given before, when the monitoring it follows ends:
+    /// when ``monitor(_:pausing:handler:forEachFix:)`` returns or throws (a replay or a script
+    /// came to its end, gpsd was unreachable at the start, its task was cancelled) and no other
+    /// call of it is running. A stream made while nothing is monitoring follows the next call; one
+    /// fed only by ``evaluate(_:)`` ends when the monitor is released. Make the stream before you
+    /// start the monitoring: an event given before the stream exists is not on it.
     public var events: AsyncStream<MonitorEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: MonitorEvent.self)
         let id = state.withLock { state in
@@ -217,16 +227,16 @@ public final class LocationMonitor: Sendable {
     }
 
     /// Evaluates the fixes of `manager` until the calling task is cancelled (then it returns) or
-    /// the source ends (a replay: returns; gpsd unreachable at the start: throws).
+    /// the source ends (a replay: returns; gpsd unreachable at the start: throws). When it ends,
+    /// so do the streams of ``events`` (unless another call of it is still running).
     ///
     /// With `pausing`, the watch is left while the device is stationary, and a fix is asked for
     /// every ``StationaryPause/checkInterval`` instead; `nil` watches all the time, as does a
     /// source that does not rest while unwatched (a replay, a test's script: see
     /// `LocationSource.restsWhenUnwatched`), so that on those this ends when the source ends.
     ///
-    /// `handler` gets each event too, in order, before this returns: the way to see every
-    /// event of a replay that ends (a stream's consumer may still be behind). It gets them before
-    /// the file is saved, so what it keeps durably (a journal) has every event at least once,
+    /// `handler` gets each event too, in order, as it is decided (a stream's consumer may be
+    /// behind, and reads the rest after this returned). It gets them before the file is saved, so what it keeps durably (a journal) has every event at least once,
     /// a crash between the two telling it again at the next start. `forEachFix` gets
     /// every fix the watch and the checks bring, before it is evaluated: the way for one watch
     /// to serve other monitors (the host's, one per app), paused when this one pauses.
@@ -238,6 +248,8 @@ public final class LocationMonitor: Sendable {
     ) async throws {
         let handler = Feed(fixes: forEachFix, events: handler)
         let pause = manager.sourceRestsWhenUnwatched ? pause : nil
+        state.withLock { $0.monitorings += 1 }
+        defer { endMonitoring() }
         while !Task.isCancelled {
             guard try await watch(manager, untilStationary: pause != nil, handler: handler), let pause else { return }
             logger.info("monitor \(name): stationary, the watch is left; a fix every \(pause.checkInterval.secondsText)")
@@ -246,6 +258,18 @@ public final class LocationMonitor: Sendable {
             guard try await waitForMovement(manager, pause, handler: handler) else { return }
             logger.info("monitor \(name): moved, watching again")
         }
+    }
+
+    /// One call of ``monitor(_:pausing:handler:forEachFix:)`` ended: when it was the last one
+    /// running, the streams of ``events`` end (each after the events it holds).
+    private func endMonitoring() {
+        let ended = state.withLock { state -> [AsyncStream<MonitorEvent>.Continuation] in
+            state.monitorings -= 1
+            guard state.monitorings == 0 else { return [] }
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        ended.forEach { $0.finish() }
     }
 
     /// Watches until the device is stationary (true) or the source ends or the task is

@@ -28,4 +28,27 @@ struct ReceiverClockTests {
         let cached = try await manager.requestLocation(maximumAge: .seconds(3600), timeout: Tools.bound(.seconds(10)))
         #expect(cached == fix, "the cached fix, seconds old on the receiver's clock")
     }
+
+    /// The one rule for fix ages, the same for a replay and for gpsd fed the same log: the quick
+    /// start's log, recorded in 2017, answers a one-shot with a 10 s maximum age through gpsd as
+    /// it does replayed (before, gpsd's clock ignored times before 2020 and the wall clock
+    /// called the fix 3,608 days old).
+    @Test func anOldLogThroughGPSDAnswersAMaximumAgeAsItsReplayDoes() async throws {
+        let log = NMEAFixture("ublox-8.log").url
+        let replayed = try await LocationManager(source: NMEAReplaySource(file: log, speed: 0))
+            .requestLocation(maximumAge: .seconds(10), timeout: .seconds(5))
+        let port = try await Tools.freePort()
+        let live = try await withGPSFake(log: log, port: port) {
+            try await waitUntilGPSDAccepts(port: port)
+            let source = GPSDSource(port: port)
+            let fix = try await LocationManager(source: source)
+                .requestLocation(maximumAge: .seconds(10), timeout: Tools.bound(.seconds(20)))
+            let clock = try #require(source.currentDate, "the receiver's clock, from gpsd's fixes")
+            #expect(abs(clock.timeIntervalSince(fix.timestamp!)) < 10, "the fix is fresh on the receiver's clock: \(clock)")
+            return fix
+        }
+        let year = { (date: Date?) in date.map { Calendar(identifier: .gregorian).component(.year, from: $0) } }
+        #expect(year(replayed.timestamp) == 2017 && year(live.timestamp) == 2017, "the log's own times")
+        #expect(Date().timeIntervalSince(live.timestamp!) > 365 * 86_400, "years old by the wall clock, which measures nothing here")
+    }
 }

@@ -24,6 +24,26 @@ import Testing
         #expect(source.activeSessions == 0, "the watch stops when its last consumer is served")
     }
 
+    /// A stream keeps its manager alive while it is consumed (`LocationManager(source:).updates()`
+    /// in one line, as the testing article writes it: before, the manager went at once and the
+    /// stream waited for ever), and lets it go when the consumer drops it.
+    @Test func aStreamKeepsItsManagerUntilDropped() async throws {
+        weak var released: LocationManager?
+        var updates: AsyncThrowingStream<LocationUpdate, any Error>.AsyncIterator? = {
+            let manager = makeManager()
+            released = manager
+            return manager.updates().makeAsyncIterator()
+        }()
+        #expect(released != nil, "held by its stream")
+        await source.waitForSessions(1)
+        source.sendFix(latitude: 1, longitude: 0, accuracy: 5, at: now)
+        guard case .location(let fix)? = try await updates?.next() else { Issue.record("no fix on the stream"); return }
+        #expect(fix.latitude == 1)
+        updates = nil
+        try await waitUntil { released == nil }
+        #expect(released == nil, "let go once the stream was dropped")
+    }
+
     /// A replay that has ended gives a later one-shot nothing: it says so, and where the fixes
     /// it did give are, rather than "no fix seen".
     @Test func aOneShotAfterTheSourceEndedNamesTheLastFixItGave() async throws {

@@ -38,6 +38,61 @@ struct MonitorStreamTests {
         #expect(received[1].location.horizontalAccuracy == 5)
         #expect(monitor.record(for: "home")?.lastEvent == received[1])
     }
+
+    /// `for await event in monitor.events` over a source that ends ends with it, after every event
+    /// (the monitoring article's loop: before, it waited for ever once the replay had ended).
+    @Test(.timeLimit(.minutes(1))) func theStreamEndsWhenTheSourceEndsAfterEveryEvent() async throws {
+        let source = ScriptedLocationSource()
+        let monitor = try LocationMonitor(named: "ends")
+        try monitor.add(.circle(center: TrackScript.point(north: 0, east: 0), radius: 200), identifier: "home", assuming: .unsatisfied)
+        try monitor.add(.significantChange, identifier: "moves")
+        let events = monitor.events
+        let watching = Task { try await monitor.monitor(LocationManager(source: source)) }
+        await source.waitForSessions(1)
+        walkHome(source)
+        source.finish()
+        try await watching.value
+        // The consumer starts only now, after the watch ended: it still reads every event, then the end.
+        var received: [String] = []
+        for await event in events { received.append(event.identifier) }
+        #expect(received == ["moves", "home"])
+    }
+
+    /// A stream made while nothing is monitoring follows the next watch, not the one that ended;
+    /// one made while two watches run ends with the last.
+    @Test(.timeLimit(.minutes(1))) func aStreamFollowsTheNextWatchAndEndsWithTheLastOfThem() async throws {
+        let monitor = try LocationMonitor(named: "twice")
+        try monitor.add(.significantChange, identifier: "moves")
+        let first = ScriptedLocationSource()
+        let firstWatch = Task { try await monitor.monitor(LocationManager(source: first)) }
+        await first.waitForSessions(1)
+        first.finish()
+        try await firstWatch.value
+
+        let events = monitor.events  // made after the first watch ended
+        let second = ScriptedLocationSource()
+        let third = ScriptedLocationSource()
+        let secondWatch = Task { try await monitor.monitor(LocationManager(source: second)) }
+        let thirdWatch = Task { try await monitor.monitor(LocationManager(source: third)) }
+        await second.waitForSessions(1)
+        await third.waitForSessions(1)
+        walkHome(second)
+        second.finish()
+        try await secondWatch.value
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next()?.identifier == "moves", "the second watch's event")
+        third.finish()  // the last watch ends: so does the stream
+        try await thirdWatch.value
+        #expect(await iterator.next() == nil)
+    }
+
+    /// From 400 m east of home to home at 10 m/s, 5 m fixes: a significant change at once, then home.
+    private func walkHome(_ source: ScriptedLocationSource) {
+        for second in 0..<40 {
+            let point = TrackScript.point(north: 0, east: 400 - 10 * Double(second))
+            source.sendFix(latitude: point.latitude, longitude: point.longitude, accuracy: 5, at: TrackScript.start.addingTimeInterval(Double(second)))
+        }
+    }
 }
 
 /// A watching monitor hands each event to its handler before it saves the event to its file:

@@ -13,8 +13,7 @@ public struct LocationFilter: Sendable, Hashable {
     /// ``noDistanceFilter`` (-1, `kCLDistanceFilterNone`) delivers every fix, as `nil` does.
     public var distanceFilter: Double?
     /// Drop fixes whose receiver time is older than this, or unknown. Ages are measured on the
-    /// source's clock (``LocationSource/currentDate``: a replay's own time), else against the
-    /// manager's wall clock.
+    /// receiver's clock, gpsd's or a replay's alike: the rule is at ``LocationSource/currentDate``.
     public var maximumAge: Duration?
     /// Drop a fix with the same receiver time as the last one delivered (gpsd often sends
     /// two or three reports per epoch as its sentences arrive).

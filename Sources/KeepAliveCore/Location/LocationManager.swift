@@ -64,7 +64,8 @@ public final class LocationManager: Sendable {
     /// Streams the fixes that pass `filter`, and status events, until the consumer stops.
     ///
     /// The stream throws if the source cannot start (gpsd unreachable at the first attempt,
-    /// or invalid options), and finishes when a replay ends.
+    /// or invalid options), and finishes when a replay ends. It keeps the manager alive until it
+    /// ends or its consumer drops it, so `LocationManager(source: source).updates()` is enough.
     public func updates(_ filter: LocationFilter = LocationFilter()) -> AsyncThrowingStream<LocationUpdate, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationUpdate.self)
         do {
@@ -79,7 +80,9 @@ public final class LocationManager: Sendable {
             state.streams[id] = StreamConsumer(filter: LocationFilterState(filter: filter), sink: .stream(continuation))
             return id
         }
-        continuation.onTermination = { [weak self] _ in self?.removeConsumer(id) }
+        // Strong: the stream holds its manager (whose session holds it only weakly) until the
+        // stream ends or is dropped; the manager then lets go of the continuation, and of this.
+        continuation.onTermination = { _ in self.removeConsumer(id) }
         startSessionIfNeeded()
         return stream
     }

@@ -19,10 +19,17 @@ public protocol LocationSource: Sendable {
     /// The date on the source's own clock now, against which fix ages are measured
     /// (``LocationFilter/maximumAge``, a one-shot's `maximumAge`).
     ///
-    /// `nil`, the default, measures them against the manager's wall clock. A replay answers
-    /// with the moment of its log it is playing, so a log recorded years ago stands in for a
-    /// receiver today; ``GPSDSource`` with the receiver's time, so a system clock that is wrong
-    /// (a board without a real-time clock) makes no fresh fix look old.
+    /// The one rule for fix ages: **a fix's age is its receiver's clock now less the fix's own
+    /// time.** The receiver's clock is the source's: ``GPSDSource`` answers with the last fix
+    /// time gpsd reported, moved on by the monotonic time since it came; ``NMEAReplaySource``
+    /// with the moment of its log it is playing. Whatever year the receiver says (a log of 2017
+    /// replayed or fed to gpsd by `gpsfake`, a receiver whose GPS week rolled over), the two
+    /// readings come from one clock, so the age is right, and a replay and gpsd fed the same log
+    /// answer a `maximumAge` alike; a system clock that is wrong (a board without a real-time
+    /// clock) makes no fresh fix look old.
+    ///
+    /// `nil` (the default, and gpsd's before its first fix with a time) measures ages against
+    /// the manager's `wallClock`, and a one-shot that fails for age says which clock measured it.
     var currentDate: Date? { get }
 
     /// Whether the source is a receiver that rests while nobody watches it (gpsd closes the

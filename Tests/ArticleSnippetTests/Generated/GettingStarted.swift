@@ -3,6 +3,7 @@
 
 import LocationKeepAlive
 import Foundation
+import Testing
 
 @MainActor func gettingStartedSnippet1() async throws {
     let manager = LocationManager(source: GPSDSource(host: "localhost", port: 2947))
@@ -52,8 +53,13 @@ import Foundation
 }
 
 @MainActor func gettingStartedSnippet3() async throws {
-    let replay = NMEAReplaySource(file: URL(fileURLWithPath: "drive.nmea"), speed: 10)  // speed 0: no waits
+    let log = URL(fileURLWithPath: "Mocks/Fixtures/nmea/ublox-8.log")  // in this repository
+    let replay = NMEAReplaySource(file: log, speed: 10)  // 10 times as fast as recorded; speed 0: no waits
     let manager = LocationManager(source: replay)
     let fix = try await manager.requestLocation(desiredAccuracy: 50, maximumAge: .seconds(10), timeout: .seconds(15))
-    print(fix.timestamp ?? .distantPast)  // a time of the log's
+    print(fix.timestamp ?? .distantPast)  // 2017-01-10 00:09:41 +0000: the log's time, fresh on its clock
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func aReplayOfAnOldLogAnswersAMaximumAge() async throws {
+    try await gettingStartedSnippet3()
 }

@@ -4,27 +4,32 @@
 import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
+import Testing
 import KeepAliveHost
 
 @MainActor func monitoringRegionsAndVisitsSnippet1() async throws {
-    func watchPlaces() async throws {
-        let monitor = try LocationMonitor(named: "places", file: URL(fileURLWithPath: "places.json"))
-        let home = Coordinate(latitude: 52.3731, longitude: 4.8922)
-        try monitor.add(.circle(center: home, radius: 150), identifier: "home", assuming: .unsatisfied)
-        try monitor.add(.significantChange, identifier: "moves")
-        try monitor.add(.visit, identifier: "visits")
+    let monitor = try LocationMonitor(named: "places")  // file: URL(fileURLWithPath: "places.json") keeps them across restarts
+    let harbour = Coordinate(latitude: 52.850155, longitude: 5.3136167)
+    try monitor.add(.circle(center: harbour, radius: 300), identifier: "harbour", assuming: .unsatisfied)
+    try monitor.add(.significantChange, identifier: "moves")
+    try monitor.add(.visit, identifier: "visits")
 
-        let manager = LocationManager(source: GPSDSource())
-        let monitoring = Task { try await monitor.monitor(manager) }
-        for await event in monitor.events {
-            switch event.identifier {
-            case "home": print(event.state == .satisfied ? "home" : "out", event.date)
-            case "visits": print("visit", event.visit?.arrival as Any, event.visit?.departure as Any)
-            default: print("moved to", event.location.latitude, event.location.longitude)
-            }
+    let log = URL(fileURLWithPath: "Mocks/Fixtures/tracks/bundg_zeus_9.log")
+    let manager = LocationManager(source: NMEAReplaySource(file: log, speed: 0))  // on a receiver: GPSDSource()
+    let events = monitor.events  // made before the watch starts, so no event is missed
+    let monitoring = Task { try await monitor.monitor(manager) }
+    for await event in events {
+        switch event.identifier {
+        case "harbour": print(event.state == .satisfied ? "in the harbour" : "out", event.date)
+        case "visits": print("visit", event.visit?.arrival as Any, event.visit?.departure as Any)
+        default: print("moved to", event.location.latitude, event.location.longitude)
         }
-        monitoring.cancel()
     }
+    try await monitoring.value  // why the watch ended, if it failed (gpsd unreachable at the start)
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func theMonitoringLoopEndsWithTheReplay() async throws {
+    try await monitoringRegionsAndVisitsSnippet1()
 }
 
 @MainActor func monitoringRegionsAndVisitsSnippet2() async throws {

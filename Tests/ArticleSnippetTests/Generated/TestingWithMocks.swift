@@ -37,7 +37,11 @@ import Testing
         [.stall],                                                              // every one after it
     ])
     let manager = LocationManager(source: GPSDSource(host: "127.0.0.1", port: gpsd.port))
-    for try await update in manager.updates() { print(update) }  // a fix, the connection lost, reconnecting...
+    for try await update in manager.updates().prefix(4) { print(update) }  // connected, the fix, the connection lost, reconnecting
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func aMockGPSDMisbehavesAsScripted() async throws {
+    try await testingWithMocksSnippet3()
 }
 
 @MainActor func testingWithMocksSnippet4() async throws {
@@ -45,10 +49,14 @@ import Testing
     let clock = ManualClock()
     let source = GPSDSource(host: "127.0.0.1", port: gpsd.port, silenceTimeout: .seconds(1), clock: clock)
     var updates = LocationManager(source: source).updates().makeAsyncIterator()
-    #expect(try await updates.next() == .status(.connected("gpsd (mock) at 127.0.0.1:\(gpsd.port)")))
+    #expect(try await updates.next() == .status(.connected("gpsd 3.22-mock at 127.0.0.1:\(gpsd.port)")))
     // ... after the last message, the source waits for one second of silence:
-    #expect(await clock.waitForSleeper(wakingAt: .seconds(1)))
+    #expect(await clock.waitForSleeper(wakingAt: .seconds(1)), "the clock's sleepers: \(clock.wakes)")
     await clock.advance(to: .seconds(1))  // now the connection is lost, "no data for 1 s"
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func aSilenceTimeoutOnAManualClock() async throws {
+    try await testingWithMocksSnippet4()
 }
 
 @MainActor func testingWithMocksSnippet5() async throws {
@@ -62,6 +70,10 @@ import Testing
     #expect(try await authorization.requestAlwaysAuthorization() == .always)  // the one upgrade prompt
 }
 
+@Test(.timeLimit(.minutes(1))) @MainActor func aScriptedPromptAnswersInOrder() async throws {
+    try await testingWithMocksSnippet5()
+}
+
 @MainActor func testingWithMocksSnippet6() async throws {
     struct SettingsPrompt: AuthorizationPrompt {
         let allowsBackground: Bool
@@ -72,6 +84,10 @@ import Testing
     let tracker = LocationAuthorizationManager(application: "tracker", prompt: FixedAuthorizationPrompt(.always))
     let viewer = LocationAuthorizationManager(application: "viewer", prompt: SettingsPrompt(allowsBackground: false))
     print(try await tracker.requestAlwaysAuthorization(), try await viewer.requestAlwaysAuthorization())
+}
+
+@Test(.timeLimit(.minutes(1))) @MainActor func aFixedPromptAnswersUpFront() async throws {
+    try await testingWithMocksSnippet6()
 }
 
 @MainActor func testingWithMocksSnippet7() async throws {

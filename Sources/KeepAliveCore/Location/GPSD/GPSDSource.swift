@@ -51,9 +51,11 @@ public struct GPSDSource: LocationSource {
     }
 
     /// The receiver's clock: the last fix time gpsd reported, moved on by the monotonic time
-    /// since it came (`nil` before a fix with a time from 2020 on). Fix ages are measured on
-    /// it, not on the system clock, which a board without a real-time clock may have wrong by
-    /// a year: a fresh fix is then fresh, and a cached one as old as it is.
+    /// since it came (`nil` before the first fix with a time), whatever year the receiver says.
+    /// Fix ages are measured on it, as on a replay's clock (the rule is written once, at
+    /// ``LocationSource/currentDate``), not on the system clock, which a board without a
+    /// real-time clock may have wrong by a year: a fresh fix is then fresh, and a cached one as
+    /// old as it is.
     public var currentDate: Date? { receiverClock.date(at: time.now()) }
 
     /// Yes: gpsd closes the device 60 s after its last watcher goes.
@@ -254,15 +256,19 @@ public struct GPSDSource: LocationSource {
 
 private func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
-/// The last trusted fix time a source saw and when, on its monotonic clock: shared by the
-/// copies of a ``GPSDSource``.
+/// The last fix time a source saw and when, on its monotonic clock: shared by the copies of a
+/// ``GPSDSource``.
+///
+/// Every year is taken, 2017 from an old log or 2005 from a receiver whose GPS week rolled
+/// over: an age is the difference of two readings of this one clock, right whatever the year.
+/// (The journal, which compares the receiver's time with the system's, trusts only times from
+/// 2020 on: `SystemClockOffset`.)
 private final class ReceiverClock: Sendable {
-    /// Fix times before 2020 are a receiver's that lost its almanac or rolled its GPS week over.
-    private static let earliestTrusted = Date(timeIntervalSince1970: 1_577_836_800)
     private let newest = Locked<(fixTime: Date, seenAt: Duration)?>(nil)
 
+    /// The newest report's time, even when earlier than the last (a receiver set right after a
+    /// bad start): the fix it came with is the one a cached one-shot is answered from.
     func note(_ fixTime: Date, at now: Duration) {
-        guard fixTime >= Self.earliestTrusted else { return }
         newest.withLock { $0 = (fixTime, now) }
     }
 
