@@ -31,7 +31,7 @@ struct SourceOptions: ParsableArguments {
     @Option(
         name: .customLong("max-age"),
         help: ArgumentHelp(
-            "Drop fixes older than this (seconds: the receiver's time against the system clock, or a replay's own).",
+            "Drop fixes older than this (seconds, on the receiver's clock: gpsd's or a replay's alike, whatever its year).",
             valueName: "s"
         )
     )
