@@ -122,4 +122,20 @@ private let mainQueueMark: DispatchSpecificKey<Bool> = {
         #expect(delegate.locations.withLock { $0 }.isEmpty)
         #expect(delegate.offMainThread.withLock { $0 } == 0)
     }
+
+    /// A manager its app drops while updating goes, as a `CLLocationManager` does: its watch
+    /// stops and the facade's stream ends (while a consumer's own stream holds its manager).
+    @Test func aManagerDroppedWhileUpdatingGoesAndStopsItsWatch() async throws {
+        let source = ScriptedLocationSource()
+        weak var released: LocationManager?
+        do {
+            let manager = LocationManager(source: source)
+            released = manager
+            manager.startUpdatingLocation()
+            await source.waitForSessions(1)
+        }
+        try await waitUntil { released == nil && source.activeSessions == 0 }
+        #expect(released == nil && source.activeSessions == 0)
+    }
+
 }

@@ -87,7 +87,7 @@ extension LocationManager {
         let filter = facade.withLock {
             LocationFilter(desiredAccuracy: $0.desiredAccuracy, distanceFilter: $0.distanceFilter)
         }
-        let updates = self.updates(filter)
+        let updates = self.updates(filter, holdingTheManager: false)
         // Iterated on the main actor: the delegate is called there, in order, one call at a time.
         let task = Task { @MainActor [weak self] in
             do {

@@ -48,10 +48,15 @@ public final class LocationManager: Sendable {
     }
 
     deinit {
-        state.withLock {
-            $0.session?.cancel()
-            $0.authorizationWatcher?.cancel()
+        let consumers = state.withLock { state in
+            state.session?.cancel()
+            state.authorizationWatcher?.cancel()
+            defer { state.streams = [:] }
+            return Array(state.streams.values)
         }
+        // Only the facade's stream can outlive its manager (it holds the manager weakly): it ends
+        // here, with the delegate's task, rather than wait for ever.
+        consumers.forEach { $0.sink.finish(nil) }
     }
 
     /// The last fix received while the fix lasts; `nil` once the receiver reports it lost.
@@ -67,6 +72,13 @@ public final class LocationManager: Sendable {
     /// or invalid options), and finishes when a replay ends. It keeps the manager alive until it
     /// ends or its consumer drops it, so `LocationManager(source: source).updates()` is enough.
     public func updates(_ filter: LocationFilter = LocationFilter()) -> AsyncThrowingStream<LocationUpdate, any Error> {
+        updates(filter, holdingTheManager: true)
+    }
+
+    /// ``updates(_:)``, holding the manager or not: the delegate facade's stream does not (a
+    /// manager dropped by its app stops updating, as a `CLLocationManager` does), and ends when
+    /// the manager goes.
+    func updates(_ filter: LocationFilter, holdingTheManager: Bool) -> AsyncThrowingStream<LocationUpdate, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationUpdate.self)
         do {
             try filter.validate()
@@ -80,9 +92,13 @@ public final class LocationManager: Sendable {
             state.streams[id] = StreamConsumer(filter: LocationFilterState(filter: filter), sink: .stream(continuation))
             return id
         }
-        // Strong: the stream holds its manager (whose session holds it only weakly) until the
-        // stream ends or is dropped; the manager then lets go of the continuation, and of this.
-        continuation.onTermination = { _ in self.removeConsumer(id) }
+        if holdingTheManager {
+            // The stream holds its manager (whose session holds it only weakly) until the stream
+            // ends or is dropped; the manager then lets go of the continuation, and of this.
+            continuation.onTermination = { _ in self.removeConsumer(id) }
+        } else {
+            continuation.onTermination = { [weak self] _ in self?.removeConsumer(id) }
+        }
         startSessionIfNeeded()
         return stream
     }
