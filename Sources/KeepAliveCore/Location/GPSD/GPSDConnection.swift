@@ -32,6 +32,31 @@ final class GPSDConnection: @unchecked Sendable {
             isOpen = false  // deinit frees the buffers
             throw LocationError.gpsdUnreachable(host: host, port: port, reason: reason)
         }
+        guard Self.moveBelowSelectLimit(data) else {
+            close()
+            throw LocationError.gpsdUnreachable(
+                host: host, port: port,
+                reason: "every descriptor below \(FD_SETSIZE) is open in this process, and libgps waits with select(), "
+                    + "which cannot watch a higher one: close some files (ls /proc/\(getpid())/fd)"
+            )
+        }
+    }
+
+    /// libgps waits with `pselect`, whose `fd_set` holds descriptors below `FD_SETSIZE` (1,024):
+    /// glibc aborts the process on a higher one. A process with many files open (the host with
+    /// its apps, a test run) gets the socket moved to the lowest free descriptor, close-on-exec;
+    /// `false` when none is free below the limit.
+    private static func moveBelowSelectLimit(_ data: UnsafeMutablePointer<gps_data_t>) -> Bool {
+        let socket = Int32(data.pointee.gps_fd)
+        guard socket >= FD_SETSIZE else { return true }
+        let low = fcntl(socket, F_DUPFD_CLOEXEC, 0)
+        guard low >= 0, low < FD_SETSIZE else {
+            if low >= 0 { Glibc.close(low) }
+            return false
+        }
+        Glibc.close(socket)
+        data.pointee.gps_fd = socket_t(low)
+        return true
     }
 
     deinit {
