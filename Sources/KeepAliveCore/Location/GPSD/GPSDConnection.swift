@@ -32,31 +32,11 @@ final class GPSDConnection: @unchecked Sendable {
             isOpen = false  // deinit frees the buffers
             throw LocationError.gpsdUnreachable(host: host, port: port, reason: reason)
         }
-        guard Self.moveBelowSelectLimit(data) else {
-            close()
-            throw LocationError.gpsdUnreachable(
-                host: host, port: port,
-                reason: "every descriptor below \(FD_SETSIZE) is open in this process, and libgps waits with select(), "
-                    + "which cannot watch a higher one: close some files (ls /proc/\(getpid())/fd)"
-            )
-        }
-    }
-
-    /// libgps waits with `pselect`, whose `fd_set` holds descriptors below `FD_SETSIZE` (1,024):
-    /// glibc aborts the process on a higher one. A process with many files open (the host with
-    /// its apps, a test run) gets the socket moved to the lowest free descriptor, close-on-exec;
-    /// `false` when none is free below the limit.
-    private static func moveBelowSelectLimit(_ data: UnsafeMutablePointer<gps_data_t>) -> Bool {
-        let socket = Int32(data.pointee.gps_fd)
-        guard socket >= FD_SETSIZE else { return true }
-        let low = fcntl(socket, F_DUPFD_CLOEXEC, 0)
-        guard low >= 0, low < FD_SETSIZE else {
-            if low >= 0 { Glibc.close(low) }
-            return false
-        }
-        Glibc.close(socket)
-        data.pointee.gps_fd = socket_t(low)
-        return true
+        // Reads never block: gps_read then answers 0 for "nothing more yet", and the reader waits
+        // with poll() (libgps's gps_waiting uses select(), whose fd_set holds no descriptor of
+        // 1,024 or more: glibc aborts the process there, as a test run with 1,200 open files saw).
+        let flags = fcntl(data.pointee.gps_fd, F_GETFL)
+        _ = fcntl(data.pointee.gps_fd, F_SETFL, flags | O_NONBLOCK)
     }
 
     deinit {
@@ -79,10 +59,17 @@ final class GPSDConnection: @unchecked Sendable {
         cgps_send_command(data, "?POLL;") == 0
     }
 
-    /// Waits until gpsd sent something, the wait timed out, or ``interrupt()`` was called.
-    /// The corresponding C function is `gps_waiting`.
+    /// Waits until gpsd sent something, the wait timed out, or ``interrupt()`` was called: a
+    /// `poll` on the socket, with no limit on the descriptor's number. libgps holds no complete
+    /// message then: ``readAvailable(_:)`` took every one.
     func waitForData(seconds: Int) -> Bool {
-        !interrupted.load(ordering: .relaxed) && gps_waiting(data, Int32(seconds * 1_000_000))
+        var socket = pollfd(fd: data.pointee.gps_fd, events: Int16(POLLIN), revents: 0)
+        var ready: Int32
+        repeat {
+            if interrupted.load(ordering: .relaxed) { return false }
+            ready = Glibc.poll(&socket, 1, Int32(seconds * 1_000))
+        } while ready < 0 && errno == EINTR
+        return ready > 0 && !interrupted.load(ordering: .relaxed)
     }
 
     /// Wakes a reader blocked in ``waitForData(seconds:)`` for good: the socket is shut down,
@@ -92,13 +79,14 @@ final class GPSDConnection: @unchecked Sendable {
         _ = shutdown(data.pointee.gps_fd, Int32(SHUT_RDWR))
     }
 
-    /// Reads every message already buffered, without blocking.
+    /// Reads every message that has come, without blocking: until `gps_read` says nothing more
+    /// is there yet (0, on the non-blocking socket).
     ///
-    /// - Returns: `false` when gpsd closed the connection (then `gps_waiting` would spin forever)
-    ///   or sent a line that is not a gpsd message.
-    /// The corresponding C functions are `gps_read` and `gps_waiting`.
+    /// - Returns: `false` when gpsd closed the connection or sent a line that is not a gpsd
+    ///   message.
+    /// The corresponding C function is `gps_read`.
     func readAvailable(_ deliver: (GPSDMessage) -> Void) -> Bool {
-        repeat {
+        while true {
             if interrupted.load(ordering: .relaxed) { return false }
             cgps_clear_errno()
             let count = gps_read(data, message, Int32(Self.messageCapacity))
@@ -112,8 +100,7 @@ final class GPSDConnection: @unchecked Sendable {
             let message = decodeMessage()
             deliver(message)
             if case .malformed = message { return false }  // the stream cannot be trusted now
-        } while gps_waiting(data, 0)
-        return true
+        }
     }
 
     /// Whether gpsd closed its end: a peek finds the end of the stream rather than data or nothing yet.

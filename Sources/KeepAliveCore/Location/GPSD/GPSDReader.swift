@@ -3,8 +3,9 @@ import Dispatch
 /// Reads the messages of one gpsd connection off the cooperative thread pool, and hands each
 /// to a handler on the reader's thread.
 ///
-/// The reader is one work item on a private serial queue that blocks in `gps_waiting` (a
-/// `select` on the socket) and drains libgps while it has buffered data, like a plain C client.
+/// The reader is one work item on a private serial queue that blocks in a `poll` on the socket
+/// and drains libgps until it has nothing more, like a plain C client (not in `gps_waiting`,
+/// whose `select` cannot watch a descriptor of 1,024 or more).
 /// A message costs one thread wake-up: a `DispatchSource` cost two (the event thread, then a
 /// worker) and a stream per message one more (see BENCHMARKS.md). ``close()`` from any thread
 /// shuts the socket down, which wakes the reader; only the reader's thread closes it.
