@@ -115,7 +115,7 @@ enum ArticleSnippets {
             if case .test(let test) = mark {
                 if !imports.contains("import Testing") { imports.append("import Testing") }
                 functions.append(
-                    "@Test(.timeLimit(.minutes(1))) @MainActor func \(test)() async throws {\n    try await \(prefix)Snippet\(index + 1)()\n}\n"
+                    "@Test(.timeLimit(.minutes(5))) @MainActor func \(test)() async throws {\n    try await \(prefix)Snippet\(index + 1)()\n}\n"
                 )
             }
         }
@@ -234,7 +234,7 @@ enum ArticleSnippets {
         #expect(ArticleSnippets.manifests(in: markdown) == [[".package(url: \"https://example.com/x\", from: \"1.0.0\"),"]])
         let tested = ArticleSnippets.source(of: "Example", markdown: "<!-- test: itRuns -->\n```swift\nprint(1)\n```\n")
         #expect(tested.contains("import Testing"))
-        #expect(tested.contains("@Test(.timeLimit(.minutes(1))) @MainActor func itRuns() async throws {\n    try await exampleSnippet1()\n}"))
+        #expect(tested.contains("@Test(.timeLimit(.minutes(5))) @MainActor func itRuns() async throws {\n    try await exampleSnippet1()\n}"))
         let source = ArticleSnippets.source(of: "Example", markdown: markdown)
         #expect(source.contains("\nimport LocationKeepAlive\n"))
         #expect(source.contains("@MainActor func exampleSnippet1() async throws {\n    let manager = LocationManager(source: GPSDSource())\n}"))

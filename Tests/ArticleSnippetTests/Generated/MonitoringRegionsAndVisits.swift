@@ -28,7 +28,7 @@ import KeepAliveHost
     try await monitoring.value  // why the watch ended, if it failed (gpsd unreachable at the start)
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func theMonitoringLoopEndsWithTheReplay() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func theMonitoringLoopEndsWithTheReplay() async throws {
     try await monitoringRegionsAndVisitsSnippet1()
 }
 

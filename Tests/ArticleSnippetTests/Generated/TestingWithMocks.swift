@@ -17,7 +17,7 @@ import Testing
     for try await update in updates { print(update) }  // the fix, then .status(.fixLost)
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func fixesByHandEndWithTheScript() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func fixesByHandEndWithTheScript() async throws {
     try await testingWithMocksSnippet1()
 }
 
@@ -27,7 +27,7 @@ import Testing
     print(fix.timestamp ?? .distantPast)  // 2017: ages are measured on the replay's own clock
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func aReplayAnswersAOneShotOnItsOwnClock() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func aReplayAnswersAOneShotOnItsOwnClock() async throws {
     try await testingWithMocksSnippet2()
 }
 
@@ -40,7 +40,7 @@ import Testing
     for try await update in manager.updates().prefix(4) { print(update) }  // connected, the fix, the connection lost, reconnecting
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func aMockGPSDMisbehavesAsScripted() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func aMockGPSDMisbehavesAsScripted() async throws {
     try await testingWithMocksSnippet3()
 }
 
@@ -55,7 +55,7 @@ import Testing
     await clock.advance(to: .seconds(1))  // now the connection is lost, "no data for 1 s"
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func aSilenceTimeoutOnAManualClock() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func aSilenceTimeoutOnAManualClock() async throws {
     try await testingWithMocksSnippet4()
 }
 
@@ -70,7 +70,7 @@ import Testing
     #expect(try await authorization.requestAlwaysAuthorization() == .always)  // the one upgrade prompt
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func aScriptedPromptAnswersInOrder() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func aScriptedPromptAnswersInOrder() async throws {
     try await testingWithMocksSnippet5()
 }
 
@@ -86,7 +86,7 @@ import Testing
     print(try await tracker.requestAlwaysAuthorization(), try await viewer.requestAlwaysAuthorization())
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func aFixedPromptAnswersUpFront() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func aFixedPromptAnswersUpFront() async throws {
     try await testingWithMocksSnippet6()
 }
 
@@ -108,7 +108,7 @@ import Testing
     #expect(await events.next()?.state == .satisfied)  // the boat came into the harbour
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func aMonitorOverAReplayReturnsAtTheLogsEnd() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func aMonitorOverAReplayReturnsAtTheLogsEnd() async throws {
     try await testingWithMocksSnippet8()
 }
 
@@ -128,6 +128,6 @@ import Testing
     try await monitoring.value  // the script ended, and so did the monitor
 }
 
-@Test(.timeLimit(.minutes(1))) @MainActor func aMonitorOverAScriptOnAManualClockEndsWithTheScript() async throws {
+@Test(.timeLimit(.minutes(5))) @MainActor func aMonitorOverAScriptOnAManualClockEndsWithTheScript() async throws {
     try await testingWithMocksSnippet9()
 }
