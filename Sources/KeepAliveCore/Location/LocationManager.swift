@@ -155,13 +155,22 @@ public final class LocationManager: Sendable {
             throw LocationError.invalidOptions("timeout must be positive, not \(timeout.secondsText)")
         }
         let now = currentDate()
-        let id: Int? = state.withLock { state in
-            if maximumAge != nil, let cached = state.cachedLocation, filter.accepts(cached, now: { now }) { return nil }
+        // The cached fix is taken under the lock that judged it: a report between two locks could
+        // take it away.
+        enum Answer { case cached(Location), waiting(id: Int) }
+        let answer: Answer = state.withLock { state in
+            if maximumAge != nil, let cached = state.cachedLocation, filter.accepts(cached, now: { now }) {
+                return .cached(cached)
+            }
             let id = state.nextID()
             state.oneShots[id] = OneShot(filter: filter)
-            return id
+            return .waiting(id: id)
         }
-        guard let id else { return state.withLock { $0.cachedLocation }! }
+        let id: Int
+        switch answer {
+        case .cached(let location): return location
+        case .waiting(let waiting): id = waiting
+        }
         let deadline = time.now() + timeout
         startSessionIfNeeded()
         return try await withTaskCancellationHandler {
