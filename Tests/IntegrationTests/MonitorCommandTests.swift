@@ -65,7 +65,7 @@ struct MonitorCommandTests {
             }
             defer { interrupt.fire() }
             // gpsd's own watcher and ours.
-            #expect(try await gpsd.waitForClients(2))
+            #expect(try await gpsd.waitForWatchers(2))
             try await gpsd.go()
             let time = ISO8601DateFormatter()
             time.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

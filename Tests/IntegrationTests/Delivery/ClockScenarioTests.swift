@@ -120,7 +120,7 @@ struct ClockScenarioTests {
                 folder, clock: clock, source: ["--gpsd", "127.0.0.1:\(gpsd.port)"], journal: journal,
                 deliver: "home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/board"
             )
-            #expect(try await gpsd.waitForClients(2), "the service watches gpsd")
+            #expect(try await gpsd.waitForWatchers(2), "the service watches gpsd")
             try await gpsd.go()
             // The feed starts when the service is ready, on a loaded machine seconds after the
             // log's first time: the clock is then set to the receiver's time as gpsd gives it

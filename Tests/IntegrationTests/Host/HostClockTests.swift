@@ -85,7 +85,7 @@ struct HostClockTests {
             )
             #expect(launched.exitCode == 0, "\(launched.error)")
             try await waitUntil(timeout: .seconds(10)) { HostMonitoringTests.lines(log).contains("monitor ok") }
-            #expect(try await gpsd.waitForClients(2), "the host watches gpsd once a condition is added")
+            #expect(try await gpsd.waitForWatchers(2), "the host watches gpsd once a condition is added")
 
             // A year ahead, then into the background, then a year back halfway through the 2 s budget.
             try await clock.jump("+365d")

@@ -105,7 +105,7 @@ struct HostMonitoringTests {
             try harness.authorize("tracker", .always)
             try await harness.launch("tracker", Self.app(log: log, conditions: Self.middle))
             try await waitUntil(timeout: .seconds(10)) { Self.lines(log).contains("monitor ok") }
-            #expect(try await gpsd.waitForClients(2), "the host watches gpsd once a condition is added")
+            #expect(try await gpsd.waitForWatchers(2), "the host watches gpsd once a condition is added")
             let backgroundAt = ContinuousClock.now
             try await harness.move(.background, "tracker")
             let frozen = try #require(await harness.firstEvent(after: backgroundAt, within: .seconds(5)) { $0.frozenApp == "tracker" })
@@ -145,7 +145,7 @@ struct HostMonitoringTests {
             for app in ["returning", "quit"] {
                 _ = try #require(await harness.firstEvent(after: start, within: .seconds(10)) { $0.exitedApp == app })
             }
-            #expect(try await gpsd.waitForClients(2), "conditions of an app that may be launched are watched")
+            #expect(try await gpsd.waitForWatchers(2), "conditions of an app that may be launched are watched")
             let fed = ContinuousClock.now
             try await gpsd.go()
             _ = try await gpsd.reports()
@@ -193,7 +193,7 @@ struct HostMonitoringTests {
             try await waitUntil(timeout: .seconds(20)) {
                 log.events.contains { $0["decision"] as? String == "host: watching 1 conditions for the app" }
             }
-            #expect(try await gpsd.waitForClients(2), "the host watches gpsd for the service's condition")
+            #expect(try await gpsd.waitForWatchers(2), "the host watches gpsd for the service's condition")
             let backgroundAt = ContinuousClock.now
             try await harness.move(.background, "tracker")
             let frozen = try #require(await harness.firstEvent(after: backgroundAt, within: .seconds(5)) { $0.frozenApp == "tracker" })

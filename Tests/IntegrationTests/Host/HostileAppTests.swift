@@ -317,7 +317,7 @@ struct HostileAppTests {
             }
             #expect(try await second.status("returning").state == "not running")
             #expect(try await second.status("quit").reason?.contains("terminated by request") == true)
-            #expect(try await gpsd.waitForClients(2), "the recorded app's conditions are watched")
+            #expect(try await gpsd.waitForWatchers(2), "the recorded app's conditions are watched")
             let fed = ContinuousClock.now
             try await gpsd.go()
             try await waitUntil(timeout: .seconds(30)) {
@@ -375,7 +375,7 @@ struct HostileAppTests {
             try await waitUntil(timeout: .seconds(10)) { (try? HostClient(socket: URL(fileURLWithPath: socket))) != nil }
             let listing = try await runCommand(keepalive, ["host", "status", "--socket", socket, "--json"]).lines.joined()
             #expect(listing.contains("adopted from an earlier host") && listing.contains(#""conditions":1"#), "\(listing)")
-            #expect(try await gpsd.waitForClients(2), "the adopted app's conditions are watched")
+            #expect(try await gpsd.waitForWatchers(2), "the adopted app's conditions are watched")
             try await gpsd.go()
             try await waitUntil(timeout: .seconds(30)) { HostMonitoringTests.lines(log).contains { $0.hasPrefix("event start satisfied") } }
             let lines = HostMonitoringTests.lines(log)

@@ -44,16 +44,15 @@ struct GatedGPSD {
         return result.closureResult
     }
 
-    /// Waits until gpsd has accepted `count` connections (its own watcher's among them), as the
-    /// kernel lists them (`ss`): a client that prints nothing until its first fix is attached.
-    func waitForClients(_ count: Int) async throws -> Bool {
-        let deadline = ContinuousClock.now + Tools.patience
-        while ContinuousClock.now < deadline {
-            let sockets = try await IntegrationTests.run("/usr/bin/ss", ["-Htn", "state", "established", "( sport = :\(port) )"])
-            if sockets.split(separator: "\n").count >= count { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
+    /// Waits until gpsd has answered the `?WATCH` of `count` clients that are still attached (its
+    /// own watcher's among them), as gpsd's own log tells the helper: such a client gets the
+    /// log's first report, even one that prints nothing until its first fix. (A connection the
+    /// kernel lists is not enough: gpsd may read its `?WATCH` after the first sentences.)
+    func waitForWatchers(_ count: Int) async throws -> Bool {
+        _ = try await writer.write("WATCHERS \(count)\n")
+        guard let answer = try await lines.next(), answer.hasPrefix("WATCHERS "), let watching = Int(answer.dropFirst(9))
+        else { throw ToolMissing("gpsfake-gated did not answer WATCHERS") }
+        return watching >= count
     }
 
     /// Starts the feed; every client must be watching already.

@@ -10,6 +10,8 @@ struct CommandResult {
     var error: String
 
     var exitCode: Int32? { if case .exited(let code) = status { code } else { nil } }
+    /// The signal that ended the command, if one did.
+    var signal: Int32? { if case .signaled(let signal) = status { signal } else { nil } }
 }
 
 /// Options that put the child in its own session, so teardown reaches everything it started.

@@ -210,6 +210,8 @@ public struct GPSDSource: LocationSource {
             if let fixTime = report.time { receiverClock.note(fixTime, at: time.now()) }
             handler(.report(report))
         case .watching:
+            // gpsd took the watch: every report from now on comes (KEEPALIVE_LOG_LEVEL=debug).
+            logger.debug("gpsd watching", metadata: ["gpsd": "\(version) at \(host):\(port)"])
             handler(.status(.connected("\(version) at \(host):\(port)")))
         case .error(let text):
             logger.warning("gpsd error", metadata: ["message": "\(text)"])
