@@ -114,13 +114,13 @@ import Testing
         let geojson = try JSONSerialization.jsonObject(with: Data(try export(journal, .geojson).utf8)) as! [String: Any]
         let features = geojson["features"] as! [[String: Any]]
         let properties = features.map { $0["properties"] as! [String: Any] }
-        #expect(features.count == 8)
+        try #require(features.count == 8)
         #expect(properties.map { $0["event"] as? String } == [nil, nil, nil, "home, \"sweet\" <home>", nil, nil, "visits", nil])
         #expect(properties[3]["state"] as? String == "satisfied")
         #expect(properties[3]["regionName"] as? String == "Home" && properties[6]["regionName"] == nil)
         #expect(properties[6]["visitArrival"] as? String == "2023-11-14T22:13:21.000Z")
         let lines = try export(journal, .ndjson).split(separator: "\n")
-        #expect(lines.count == 8)
+        try #require(lines.count == 8)
         let object = try JSONSerialization.jsonObject(with: Data(lines[3].utf8)) as! [String: Any]
         #expect(object["event"] as? String == "home, \"sweet\" <home>" && object["sequence"] as? Int == 4)
         let csv = try export(journal, .csv).split(separator: "\n")

@@ -100,7 +100,7 @@ import Testing
             inAnswer: Data(#"[{"_type": "cmd", "action": "reportLocation"}, {"_type": "cmd", "action": "fly"}, {"_type": "card"}]"#.utf8),
             encryption: nil
         )
-        #expect(plain.count == 2)
+        try #require(plain.count == 2)
         #expect((try? plain[0].get()) == .reportLocation)
         #expect(plain.last.map { "\($0)".contains("unknown action") } == true)
         #expect(OwnTracksCommand.commands(inAnswer: Data("[]".utf8), encryption: nil).isEmpty)

@@ -29,7 +29,7 @@ struct RegionTransitionTests {
 
     @Test func everyCrossingOfARealTrackGivesOneEventAFewSecondsLater() throws {
         let fixes = try fixes(of: Self.boat)
-        #expect(fixes.count == 148)
+        try #require(fixes.count == 148)
         let middle = fixes[75].coordinate
         let side = fixes[40].coordinate
         // Regions the boat enters and leaves, enters only, leaves only, passes beside, and a polygon.

@@ -144,15 +144,18 @@ struct HostileAppTests {
                 if pid == 0:
                     time.sleep(60); os._exit(0)
                 children.append(pid); forks += 1
-            open(sys.argv[1], "w").write("%d %d %d" % (deep, made, forks))
+            # Written whole, then named: the test never reads a file that is half written.
+            open(sys.argv[1] + ".part", "w").write("%d %d %d" % (deep, made, forks))
+            os.rename(sys.argv[1] + ".part", sys.argv[1])
             time.sleep(600)
             """
         let result = shared.file("bomb")
         try await harness.launch("bomb", user: "nobody", ["/usr/bin/python3", "-c", script, result])
         try await waitUntil(timeout: .seconds(60)) { shared.read("bomb") != nil }
-        let numbers = (shared.read("bomb") ?? "").split(separator: " ").compactMap { Int($0) }
+        let report = shared.read("bomb") ?? ""
+        let numbers = report.split(separator: " ").compactMap { Int($0) }
         let limits = harness.host.freezer.limits
-        #expect(numbers.count == 3)
+        try #require(numbers.count == 3, "the bomb reported \"\(report)\"")
         #expect(numbers[0] == limits.depth, "groups nested \(numbers[0]) deep")
         #expect(numbers[0] + numbers[1] == limits.groups, "made \(numbers[0] + numbers[1]) groups")
         #expect(numbers[2] < limits.processes && numbers[2] > limits.processes / 2, "forked \(numbers[2])")
