@@ -289,6 +289,7 @@ extension KeepAlive {
                 configuration.journal = journal?.recorder
                 configuration.eventRecorder = journal?.eventRecorder
                 configuration.delivery = journal?.delivery
+                configuration.stopTimeout = try delivery.stopBound()
                 configuration.remote = journal?.remote
             }
             let service = KeepAliveService(

@@ -7,7 +7,11 @@ public import KeepAliveJournal
 /// Feeds one destination from the journal: strictly in order, at least once, one batch in
 /// flight; a fix counts as delivered only once the server acknowledged it.
 ///
-/// Batches go when `batchThreshold` fixes wait or the oldest has waited `maximumLatency`;
+/// Given the service's ``JournalWriter``, it sends what the writer holds as soon as the stored
+/// records are sent, before their commit, and the writer stores how far it got with its next
+/// commit: live, with no write of its own. Batches go when `batchThreshold` fixes wait or the
+/// oldest has waited `maximumLatency` (at once by default: what comes while a batch is in
+/// flight goes in the next);
 /// failures are retried with exponential backoff (at once when the server is reachable again);
 /// a fix refused `maximumRefusals` times goes to the dead letters so the queue never blocks.
 /// Only the process holding the destination's lease in the journal delivers it.
@@ -22,7 +26,13 @@ public final class Deliverer: Sendable {
     let owner: String
     let logger: Logger
     let events: @Sendable (DeliveryEvent) -> Void
+    /// The writer whose held records this deliverer sends before their commit, if any.
+    let writer: JournalWriter?
     private let wake = WakeSignal()
+    /// Drains asked for (``drain(within:)``), and the last one the loop answered by finding
+    /// nothing left to send.
+    private let drainsAsked = Locked(0)
+    private let drainsAnswered = ObservedState(0)
     private let paused = Locked(false)
     /// Asked for by ``sendNow()``: the next batch goes without waiting to fill up.
     private let urgent = Locked(false)
@@ -33,6 +43,9 @@ public final class Deliverer: Sendable {
     ///   - destination: the destination's name: its cursor and lease in the journal.
     ///   - journal: where the fixes are.
     ///   - transport: the protocol's client (MQTT, HTTP, or a test's).
+    ///   - writer: the writer recording into `journal` in this process, whose held records are
+    ///     sent before their commit (`nil`: only what is stored is sent, and each batch's
+    ///     delivery written at once).
     ///   - policy: batching, backoff and refusals.
     ///   - owner: who delivers, as the lease records it (default: this process).
     ///   - clock: waits between batches and retries (a test clock replays hours at once).
@@ -42,6 +55,7 @@ public final class Deliverer: Sendable {
         destination: String,
         journal: FixJournal,
         transport: any DeliveryTransport,
+        writer: JournalWriter? = nil,
         policy: DeliveryPolicy = DeliveryPolicy(),
         owner: String = Deliverer.processOwner(role: "service"),
         clock: C = DispatchClock(),
@@ -56,7 +70,9 @@ public final class Deliverer: Sendable {
         self.time = TimeSource(clock)
         self.logger = logger
         self.events = events
+        self.writer = writer
         transport.onReachable { [wake] in wake.raise(.reachable) }
+        writer?.onHold { [wake] in wake.raise(.appended) }
     }
 
     /// `pid@host role`: the lease owner for this process.
@@ -85,6 +101,17 @@ public final class Deliverer: Sendable {
         await transport.close()
     }
 
+    /// Sends what waits at once and returns once nothing is left to send (`true`), or after
+    /// `bound` (`false`: the server unreachable or slow, another process holding the lease).
+    public func drain(within bound: Duration) async -> Bool {
+        let asked = drainsAsked.withLock { count in
+            count += 1
+            return count
+        }
+        sendNow()
+        return await drainsAnswered.wait(until: { $0 >= asked }, timeout: bound, time: time)
+    }
+
     /// Starts delivering again after ``pause()``.
     public func resume() {
         paused.withLock { $0 = false }
@@ -106,8 +133,9 @@ public final class Deliverer: Sendable {
         // from when it was first seen, less the wait the wall clock gives it then (at most the
         // bound). A wall clock set back gives no wait (the bound is then counted from here),
         // one set forward the whole bound (sent at once: early, never late).
-        var oldestWaiting: (sequence: Int64, since: Duration)?
+        var oldestWaiting: (id: String, since: Duration)?
         while !Task.isCancelled {
+            let drainAsked = drainsAsked.withLock { $0 }
             if paused.withLock({ $0 }) {
                 holdsLease = false
                 _ = await wake.wait(for: [.reachable], timeout: policy.pollInterval, time: time)
@@ -127,11 +155,20 @@ public final class Deliverer: Sendable {
                 }
                 if !unsaved.isEmpty, (try? journal.markDelivered(unsaved, to: destination)) != nil { unsaved = [] }
                 let skipped = Set(unsaved.map(\.sequence))
-                let batch = try journal.pending(for: destination, limit: policy.maximumBatch + skipped.count)
-                    .filter { !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
-                if let first = batch.first, oldestWaiting?.sequence != first.sequence {
+                let limit = policy.maximumBatch + skipped.count
+                let pending: PendingRecords
+                if let writer {
+                    pending = try writer.pending(for: destination, limit: limit)
+                } else {
+                    pending = try journal.pendingRecords(for: destination, limit: limit)
+                }
+                let batch = pending.records.filter { !$0.isStored || !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
+                let retries = Set(pending.records.prefix(pending.retried).map(\.sequence))
+                let retried = batch.prefix { $0.isStored && retries.contains($0.sequence) }.count
+                if batch.isEmpty { drainsAnswered.update { $0 = max($0, drainAsked) } }
+                if let first = batch.first, oldestWaiting?.id != first.id {
                     let walled = min(max(0, journal.now().timeIntervalSince(first.recordedAt)), policy.maximumLatency.seconds)
-                    oldestWaiting = (first.sequence, time.now() - .milliseconds(Int64(walled * 1000)))
+                    oldestWaiting = (first.id, time.now() - .milliseconds(Int64(walled * 1000)))
                 }
                 if let wait = waitBeforeSending(batch, waited: oldestWaiting.map { time.now() - $0.since } ?? .zero) {
                     _ = await wake.wait(for: [.appended], timeout: wait, time: time)
@@ -146,16 +183,30 @@ public final class Deliverer: Sendable {
                     result = await transport.send(batch)
                 }
                 let delivered = batch.prefix(result.acknowledged)
+                // With a writer, the records in order are stored with its next commit; retried
+                // dead letters (and everything, without one) at once.
+                let savedNow = writer == nil ? delivered : delivered.prefix(retried)
+                writer?.acknowledge(delivered.dropFirst(retried), by: destination)
                 do {
-                    try journal.markDelivered(unsaved + delivered, to: destination)
+                    try journal.markDelivered(unsaved + savedNow, to: destination)
                     unsaved = []
                 } catch {
-                    unsaved += delivered
+                    unsaved += savedNow
                     events(.journalError(destination: destination, error))
                 }
-                if let last = delivered.last { events(.delivered(destination: destination, count: delivered.count, through: last.sequence)) }
+                if let last = delivered.last {
+                    events(
+                        last.isStored
+                            ? .delivered(destination: destination, count: delivered.count, through: last.sequence)
+                            : .deliveredBeforeStored(destination: destination, count: delivered.count)
+                    )
+                }
                 guard let failure = result.failure else {
                     failures = 0
+                    continue
+                }
+                if case .refused = failure, result.acknowledged < batch.count, !batch[result.acknowledged].isStored {
+                    writer?.commit()  // a refusal is counted against the stored record: read it again from the journal
                     continue
                 }
                 if case .refused(let reason) = failure, result.acknowledged < batch.count {

@@ -4,6 +4,9 @@ public import KeepAliveJournal
 public enum DeliveryEvent: Sendable {
     /// `count` fixes acknowledged, the newest in-order sequence now `through`.
     case delivered(destination: String, count: Int, through: Int64)
+    /// `count` fixes acknowledged before their commit (sent from the ``JournalWriter``'s
+    /// memory): the writer's next commit stores them and that they were delivered.
+    case deliveredBeforeStored(destination: String, count: Int)
     /// A batch failed; the next try is in `retryIn` (sooner if the server is reachable again).
     case failed(destination: String, reason: String, retryIn: Duration)
     /// A fix refused `tries` times went to the dead letters.

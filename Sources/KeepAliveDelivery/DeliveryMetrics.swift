@@ -15,7 +15,7 @@ public struct DeliveryMetrics: Sendable {
     public func record(_ event: DeliveryEvent) {
         let destination: String
         switch event {
-        case .delivered(let name, let count, _):
+        case .delivered(let name, let count, _), .deliveredBeforeStored(let name, let count):
             Counter(label: "keepalive_delivered_total", dimensions: [("destination", name)]).increment(by: count)
             destination = name
         case .failed(let name, _, _), .deadLettered(let name, _, _):

@@ -1,9 +1,10 @@
 /// How a destination is fed from the journal: batching, retries and dead letters.
 public struct DeliveryPolicy: Sendable, Hashable {
-    /// Send as soon as this many fixes wait...
+    /// With a ``maximumLatency``, send as soon as this many fixes wait...
     public var batchThreshold = 10
-    /// ...or as soon as the oldest waiting fix has waited this long.
-    public var maximumLatency: Duration = .seconds(5)
+    /// ...or as soon as the oldest waiting fix has waited this long. Zero (the default): at
+    /// once; what comes while a batch is in flight goes in the next.
+    public var maximumLatency: Duration = .zero
     /// At most this many fixes in one batch (one batch in flight at a time).
     public var maximumBatch = 100
     /// Retries wait from `minimumBackoff`, doubling with jitter, up to `maximumBackoff`.
@@ -20,6 +21,7 @@ public struct DeliveryPolicy: Sendable, Hashable {
     /// How long a batch may wait for its acknowledgements.
     public var acknowledgementTimeout: Duration = .seconds(15)
 
-    /// The defaults: batches of up to 100, sent at 10 fixes or after 5 s; retries from 1 s to 2 min; dead letters after 3 refusals.
+    /// The defaults: each fix sent at once, batches of up to 100 when they came while one was in
+    /// flight; retries from 1 s to 2 min; dead letters after 3 refusals.
     public init() {}
 }

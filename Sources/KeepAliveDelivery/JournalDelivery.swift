@@ -13,10 +13,13 @@ public final class JournalDelivery: PausableWork {
     let network: SystemConditionsProbe?
 
     /// Registers each destination in the journal (new settings keep the queue) and prepares
-    /// its deliverer. `role` names this process in leases and MQTT client ids.
+    /// its deliverer. `role` names this process in leases and MQTT client ids. Given the
+    /// `writer` that records into `journal`, fixes are sent before their commit (see
+    /// ``Deliverer``).
     public init(
         journal: FixJournal,
         destinations: [Destination],
+        writer: JournalWriter? = nil,
         policy: DeliveryPolicy = DeliveryPolicy(),
         role: String = "service",
         watchesNetwork: Bool = true,
@@ -34,6 +37,7 @@ public final class JournalDelivery: PausableWork {
                     destination: destination.name,
                     journal: journal,
                     transport: destination.makeTransport(role: role == "service" ? nil : role, policy: policy, logger: logger),
+                    writer: writer,
                     policy: policy,
                     owner: owner,
                     logger: logger,
@@ -65,6 +69,29 @@ public final class JournalDelivery: PausableWork {
     /// Gives every lease up and stops sending (the process is about to be frozen).
     public func pause() async {
         for deliverer in deliverers { await deliverer.pause() }
+    }
+
+    /// Sends what waits to every destination at once, and returns once all of it is sent or
+    /// `bound` passed: the names of the destinations with fixes still waiting (none: all sent).
+    @discardableResult
+    public func drain(within bound: Duration) async -> [String] {
+        await withTaskGroup(of: String?.self) { group in
+            for deliverer in deliverers {
+                group.addTask { await deliverer.drain(within: bound) ? nil : deliverer.destination }
+            }
+            return await group.reduce(into: []) { if let name = $1 { $0.append(name) } }.sorted()
+        }
+    }
+
+    /// Sends what waits within `bound` (``drain(within:)``), then ``pause()``s.
+    public func pause(within bound: Duration) async {
+        await drain(within: bound)
+        await pause()
+    }
+
+    /// Sends what waits within `bound` (``drain(within:)``): the service is stopping.
+    public func finish(within bound: Duration) async {
+        await drain(within: bound)
     }
 
     /// Every deliverer sends what waits at once (see ``Deliverer/sendNow()``).

@@ -60,9 +60,21 @@ extension FixJournal {
     /// first, then the records (fixes and events) after the last one delivered, in order. Each
     /// comes with the regions the device was inside then (``JournalRecord/insideRegions``).
     public func pending(for destination: String, limit: Int) throws(JournalError) -> [JournalRecord] {
+        try pendingRecords(for: destination, limit: limit).records
+    }
+
+    /// ``pending(for:limit:)``, saying how many of the records are retried dead letters.
+    public func pendingRecords(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
+        try pending(for: destination, limit: limit, after: nil)
+    }
+
+    /// ``pending(for:limit:)``, after `after` where that is further than the stored cursor
+    /// (a ``JournalWriter`` keeps what was delivered since its last commit).
+    func pending(for destination: String, limit: Int, after: Int64?) throws(JournalError) -> PendingRecords {
         try read { db in
-            guard let through = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination])
+            guard let stored = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination])
             else { throw JournalError.unknownDestination(destination) }
+            let through = max(stored, after ?? 0)
             let retries = try Row.fetchAll(
                 db,
                 sql: JournalSchema.selectFix
@@ -81,17 +93,48 @@ extension FixJournal {
                 record.insideRegions = ordered(try Self.regionsInside(db, before: record.sequence))
                 return record
             }
-            guard let first = next.first else { return retried }
+            guard let first = next.first else { return PendingRecords(records: retried, retried: retried.count) }
             var inside = try Self.regionsInside(db, before: first[0])
-            return retried
-                + next.map(JournalSchema.record).map { record in
-                    var record = record
-                    record.insideRegions = ordered(inside)
-                    if let event = record.event, event.condition?.isRegion == true {
-                        inside[event.identifier] = event.state == .satisfied ? event : nil
-                    }
-                    return record
+            let records = next.map(JournalSchema.record).map { record in
+                var record = record
+                record.insideRegions = ordered(inside)
+                if let event = record.event, event.condition?.isRegion == true {
+                    inside[event.identifier] = event.state == .satisfied ? event : nil
                 }
+                return record
+            }
+            return PendingRecords(records: retried + records, retried: retried.count)
+        }
+    }
+
+    /// `entries`, held by a writer and not yet stored, as records to send (sequence number 0),
+    /// each with the regions the device was inside then: the journal's, then the entries' own events.
+    func unstoredRecords(_ entries: some Collection<Entry>, battery: Int?) throws(JournalError) -> [JournalRecord] {
+        guard !entries.isEmpty else { return [] }
+        var inside = try read { db in try Self.regionsInside(db, before: .max) }
+        return entries.map { entry in
+            var record = record(of: entry, battery: entry.battery ?? battery)
+            record.insideRegions = inside.sorted { $0.key < $1.key }.map(\.value)
+            if let event = entry.event, event.condition?.isRegion == true {
+                inside[event.identifier] = event.state == .satisfied ? event : nil
+            }
+            return record
+        }
+    }
+
+    /// Moves each destination's cursor to where `delivered` says (never back), in `db`'s
+    /// transaction: a position held by id is found among `records`, stored in that transaction.
+    static func saveCursors(_ delivered: [String: DeliveredPosition], records: [JournalRecord], at now: Double, in db: Database) throws {
+        for (name, position) in delivered {
+            let held = position.heldThrough.flatMap { id in records.last { $0.id == id }?.sequence }
+            guard let through = [position.through, held].compactMap({ $0 }).max() else { continue }
+            try db.execute(
+                sql: """
+                    UPDATE destination SET deliveredThrough = max(deliveredThrough, ?), lastSuccess = ?,
+                        headSeq = NULL, headTries = 0 WHERE name = ?
+                    """,
+                arguments: [through, now, name]
+            )
         }
     }
 
@@ -219,4 +262,20 @@ extension FixJournal {
             return db.changesCount
         }
     }
+}
+
+/// How far a destination was delivered beyond its stored cursor: through a stored record, and
+/// through a record a ``JournalWriter`` still held when it was sent (by its id).
+struct DeliveredPosition: Sendable, Hashable {
+    var through: Int64?
+    var heldThrough: String?
+}
+
+/// What a destination sends next (``JournalWriter/pending(for:limit:)``).
+public struct PendingRecords: Sendable {
+    /// The records, in the order to send them: dead letters queued for retry, then the records
+    /// after the last one delivered, in order (stored, then those a writer still holds).
+    public var records: [JournalRecord]
+    /// How many of the first ``records`` are retried dead letters.
+    public var retried: Int
 }

@@ -129,6 +129,19 @@ public final class FixJournal: Sendable {
         var location: Location
         var event: MonitorEvent?
         var arrived: Date
+        /// The record's id, given as it arrives: a record a ``JournalWriter`` lets a destination
+        /// send before its commit keeps it in the journal.
+        var id: String
+        /// The battery's charge when it arrived; `nil`: read at the commit.
+        var battery: Int?
+
+        init(location: Location, event: MonitorEvent? = nil, arrived: Date, battery: Int? = nil) {
+            self.location = location
+            self.event = event
+            self.arrived = arrived
+            self.id = RecordID.make(at: arrived)
+            self.battery = battery
+        }
     }
 
     /// Stores fixes in one transaction, in order.
@@ -146,33 +159,36 @@ public final class FixJournal: Sendable {
         try append(entries: [Entry(location: event.location, event: event, arrived: now())])[0]
     }
 
-    /// Stores fixes and events in one transaction, in order.
-    func append(entries: [Entry]) throws(JournalError) -> [JournalRecord] {
-        guard !entries.isEmpty else { return [] }
-        let battery = battery()
+    /// Stores fixes and events in one transaction, in order, and with them how far each
+    /// destination in `delivered` was delivered (a ``JournalWriter``'s records sent before their
+    /// commit): the cursors move in the same commit as the records they point at.
+    func append(entries: [Entry], delivered: [String: DeliveredPosition] = [:]) throws(JournalError) -> [JournalRecord] {
+        guard !entries.isEmpty || !delivered.isEmpty else { return [] }
+        let battery = entries.contains { $0.battery == nil } ? battery() : nil
         let records: [JournalRecord]
         do {
             records = try database.write { db in
                 let insert = try db.cachedStatement(sql: JournalSchema.insertFix)
-                return try entries.map { entry in
-                    let id = RecordID.make(at: entry.arrived)
-                    let offset = comparesClocks ? SystemClockOffset(fixTime: entry.location.timestamp, systemTime: entry.arrived) : nil
+                let records = try entries.map { entry in
+                    let record = record(of: entry, battery: entry.battery ?? battery)
                     try insert.execute(
                         arguments: JournalSchema.arguments(
-                            entry.location, event: entry.event, id: id, recordedAt: entry.arrived, battery: battery, clockOffset: offset
+                            entry.location, event: entry.event, id: entry.id, recordedAt: entry.arrived, battery: record.battery,
+                            clockOffset: record.systemClockOffset
                         )
                     )
-                    let recordedAt = offset.map { $0.isBeyondTolerance ? entry.arrived.addingTimeInterval(-$0.seconds) : entry.arrived }
-                    return JournalRecord(
-                        sequence: db.lastInsertedRowID, id: id, location: entry.location, recordedAt: recordedAt ?? entry.arrived,
-                        battery: battery, event: entry.event, systemClockOffset: offset
-                    )
+                    var stored = record
+                    stored.sequence = db.lastInsertedRowID
+                    return stored
                 }
+                try Self.saveCursors(delivered, records: records, at: now().timeIntervalSince1970, in: db)
+                return records
             }
         } catch {
             throw Self.journalError(error, path: filePath)
         }
-        notify(records[records.count - 1].sequence)
+        guard let last = records.last else { return [] }
+        notify(last.sequence)
         let due = appendsSinceRetention.withLock { count in
             count += records.count
             guard count >= 256 else { return false }
@@ -181,6 +197,16 @@ public final class FixJournal: Sendable {
         }
         if due { try applyRetention() }
         return records
+    }
+
+    /// `entry` as a record not yet stored: sequence number 0 (see ``JournalRecord/isJournaled``).
+    func record(of entry: Entry, battery: Int?) -> JournalRecord {
+        let offset = comparesClocks ? SystemClockOffset(fixTime: entry.location.timestamp, systemTime: entry.arrived) : nil
+        let recordedAt = offset.map { $0.isBeyondTolerance ? entry.arrived.addingTimeInterval(-$0.seconds) : entry.arrived }
+        return JournalRecord(
+            sequence: 0, id: entry.id, location: entry.location, recordedAt: recordedAt ?? entry.arrived,
+            battery: battery, event: entry.event, systemClockOffset: offset
+        )
     }
 
     /// Up to `limit` records (fixes and events) after `sequence`, in order.

@@ -7,8 +7,12 @@ public import KeepAliveMonitoring
 /// A record with an ``event`` is a location event (a region entered or left, a significant
 /// change, a visit), in order with the fixes; its `location` is the fix that decided it.
 public struct JournalRecord: Sendable, Hashable {
-    /// The journal's sequence number: increasing, never reused.
+    /// The journal's sequence number: increasing, never reused; 0 for a record a
+    /// ``JournalWriter`` still holds, read to be sent before its commit (``isStored``).
     public var sequence: Int64
+    /// Whether the record is in the journal: `false` for one sent before its commit, which a
+    /// power cut before that commit can take (the server may keep it; its ``id`` is never reused).
+    public var isStored: Bool { sequence > 0 }
     /// A unique id that stays with the record wherever it is delivered (a UUID: version 7,
     /// time-ordered, since version 3 of the journal; version 4 before).
     public var id: String

@@ -15,6 +15,11 @@ public import KeepAliveMonitoring
 /// A fix counts as stored when a ``Report/stored(_:)`` names it: only then is it on the disk.
 /// Nothing is dropped silently: past ``capacity`` fixes held, the oldest go, and
 /// ``Report/dropped(count:error:)`` says how many.
+///
+/// Delivery need not wait for a commit: a deliverer reads ``pending(for:limit:)``, which goes on
+/// from the stored records to those held here, and tells ``acknowledge(_:by:)`` what its server
+/// took. What was delivered is stored with the next commit, in the same transaction as the
+/// records, so a destination's cursor costs no write of its own (see <doc:JournalingAndDelivery>).
 public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWork, Sendable {
     /// What the writer did, for the service's output.
     public enum Report: Sendable, Equatable {
@@ -47,6 +52,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     private let state = Locked(State())
     private let wake: AsyncStream<Void>.Continuation
     private let wakes: AsyncStream<Void>
+    private let holdObservers = Locked<[@Sendable () -> Void]>([])
 
     private struct State {
         /// What is held is `entries[first...]`: dropping the oldest moves `first`, and the
@@ -56,6 +62,11 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         var failure: JournalError?
         /// Whether the last fix compared found the system clock wrong.
         var clockWasWrong = false
+        /// What each destination's server acknowledged since the last commit.
+        var delivered: [String: DeliveredPosition] = [:]
+        /// The sequence numbers the last commits gave, by record id: an acknowledgement of a
+        /// record sent while held, which came after its commit, finds its number here.
+        var committed: [String: Int64] = [:]
 
         var held: ArraySlice<FixJournal.Entry> { entries[first...] }
 
@@ -114,8 +125,49 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         hold(event.location, event)
     }
 
-    /// Commits what is held now (a remote command's answer, a stop). Returns whether nothing is
-    /// left held.
+    /// What `destination` sends next, at most `limit`: the journal's
+    /// ``FixJournal/pending(for:limit:)`` after what was delivered since the last commit, and
+    /// once those are all sent, the records held here, not yet stored (each with sequence number
+    /// 0 and the id it will be stored with).
+    public func pending(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
+        try state.withLock { state throws(JournalError) in
+            let position = state.delivered[destination]
+            var pending = try journal.pending(for: destination, limit: limit, after: position?.through)
+            guard pending.records.count == pending.retried, pending.records.count < limit else { return pending }
+            let held = state.held
+            let start = position?.heldThrough.flatMap { id in held.firstIndex { $0.id == id }.map { $0 + 1 } } ?? held.startIndex
+            pending.records += try journal.unstoredRecords(held[start...].prefix(limit - pending.records.count), battery: nil)
+            return pending
+        }
+    }
+
+    /// `destination`'s server acknowledged `records`, the next in order of
+    /// ``pending(for:limit:)`` (retried dead letters left out): stored with the next commit,
+    /// which comes within the commit interval even when no fix comes.
+    public func acknowledge(_ records: some BidirectionalCollection<JournalRecord>, by destination: String) {
+        guard let last = records.last else { return }
+        state.withLock { state in
+            var position = state.delivered[destination] ?? DeliveredPosition()
+            if last.sequence > 0 {
+                position.through = max(position.through ?? 0, last.sequence)
+            } else if state.held.contains(where: { $0.id == last.id }) {
+                position.heldThrough = last.id
+            } else if let sequence = state.committed[last.id] {
+                position.through = max(position.through ?? 0, sequence)
+            }  // else stored long ago and forgotten here: sent again after a restart, with its id
+            state.delivered[destination] = position
+            if state.held.isEmpty { wake.yield() }
+        }
+    }
+
+    /// Calls `body` after each fix or event is taken (a deliverer's cue to read
+    /// ``pending(for:limit:)``), on the thread that recorded it.
+    public func onHold(_ body: @escaping @Sendable () -> Void) {
+        holdObservers.withLock { $0.append(body) }
+    }
+
+    /// Commits what is held now (a remote command's answer, a stop), and what was delivered.
+    /// Returns whether nothing is left held.
     @discardableResult
     public func commit() -> Bool {
         state.withLock { state in commitHeld(&state) }
@@ -150,7 +202,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
                 state.clockWasWrong = offset.isBeyondTolerance
                 report(.systemClock(offset))
             }
-            state.entries.append(FixJournal.Entry(location: location, event: event, arrived: arrived))
+            state.entries.append(FixJournal.Entry(location: location, event: event, arrived: arrived, battery: journal.battery()))
             if state.held.count > capacity, let failure = state.failure {
                 let excess = state.held.count - capacity
                 state.dropOldest(excess)
@@ -163,24 +215,29 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
                 wake.yield()
             }
         }
+        for observer in holdObservers.read({ $0 }) { observer() }
     }
 
     /// Under the lock, so commits keep the order fixes came in.
     @discardableResult
     private func commitHeld(_ state: inout State) -> Bool {
-        guard !state.held.isEmpty else { return true }
+        guard !state.held.isEmpty || !state.delivered.isEmpty else { return true }
         do {
             let started = ContinuousClock.now
-            let records = try journal.append(entries: Array(state.held))
+            let records = try journal.append(entries: Array(state.held), delivered: state.delivered)
+            state.removeAll()
+            state.delivered = [:]
+            state.failure = nil
+            if state.committed.count > 4 * maximumGroup { state.committed = [:] }
+            for record in records { state.committed[record.id] = record.sequence }
+            guard !records.isEmpty else { return true }  // only where the destinations stand
             var commit = JournalCommit(records)
             commit.duration = started.duration(to: .now)
-            state.removeAll()
-            state.failure = nil
             report(.stored(commit))
             return true
         } catch {
             state.failure = error
-            report(.holding(held: state.held.count, error: error))
+            if !state.held.isEmpty { report(.holding(held: state.held.count, error: error)) }
             wake.yield()
             return false
         }

@@ -55,7 +55,7 @@ package struct JournalCommandSet: JournalCommands {
         var delivery: JournalDelivery?
         if !destinations.isEmpty {
             let metrics = recordsMetrics ? DeliveryMetrics(journal: journal) : nil
-            delivery = try JournalDelivery(journal: journal, destinations: destinations, policy: options.policy()) {
+            delivery = try JournalDelivery(journal: journal, destinations: destinations, writer: writer, policy: options.policy()) {
                 metrics?.record($0)
                 output.write($0)
             }
@@ -74,7 +74,9 @@ package struct JournalCommandSet: JournalCommands {
                 delivery: delivery, writer: writer
             )
         }
-        let work = JournalWork(writer: writer, delivery: delivery)
+        let work = JournalWork(writer: writer, delivery: delivery) { left, took, bound, pausing in
+            output.writeUndelivered(left, took: took, bound: bound, pausing: pausing)
+        }
         return ServiceJournal(recorder: writer, eventRecorder: writer, delivery: work, remote: remote) {
             (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }
         }

@@ -3,11 +3,15 @@ import KeepAliveDelivery
 import KeepAliveJournal
 
 /// What runs beside the `keepalive run` service for its journal: the writer's timed commits
-/// and, with destinations, the delivery. Paused while the app is suspended: the writer commits
-/// what it holds (nothing waits in memory through a freeze), the delivery lets its lease go.
+/// and, with destinations, the delivery. Paused while the app is suspended and finished at a
+/// stop the same way: the writer commits what it holds (nothing waits in memory through a
+/// freeze or past the process), the delivery sends what waits within the bound it is given,
+/// the writer commits where each destination stands, and what is left undelivered is said.
 struct JournalWork: PausableWork {
     let writer: JournalWriter
     let delivery: JournalDelivery?
+    /// Told what a stop or a pause left undelivered, by destination, how long it took, the bound and whether pausing.
+    let undelivered: @Sendable ([(name: String, count: Int)], Duration, Duration, Bool) -> Void
 
     func run() async {
         await withDiscardingTaskGroup { group in
@@ -17,12 +21,34 @@ struct JournalWork: PausableWork {
     }
 
     func pause() async {
-        await writer.pause()
+        await pause(within: .zero)
+    }
+
+    func pause(within bound: Duration) async {
+        await deliver(within: bound, pausing: true)
         await delivery?.pause()
+    }
+
+    func finish(within bound: Duration) async {
+        await deliver(within: bound, pausing: false)
     }
 
     func resume() {
         writer.resume()
         delivery?.resume()
+    }
+
+    /// Commits, sends what waits within `bound`, commits where the destinations stand, says what is left.
+    private func deliver(within bound: Duration, pausing: Bool) async {
+        writer.commit()
+        guard let delivery else { return }
+        let started = ContinuousClock.now
+        if bound > .zero { await delivery.drain(within: bound) }
+        writer.commit()
+        let took = started.duration(to: .now)
+        let left = delivery.deliverers.map { deliverer in
+            (name: deliverer.destination, count: (try? delivery.journal.status(of: deliverer.destination).depth) ?? 0)
+        }
+        undelivered(left, took, bound, pausing)
     }
 }

@@ -15,6 +15,11 @@ extension Output {
             object["delivered"] = .integer(count)
             object["through"] = .integer(Int(through))
             text = "delivered \(count) to \(destination) (through #\(through))"
+        case .deliveredBeforeStored(let destination, let count):
+            object["destination"] = .string(destination)
+            object["delivered"] = .integer(count)
+            object["journaled"] = false
+            text = "delivered \(count) to \(destination) (before their commit: journaled with it)"
         case .failed(let destination, let reason, let retryIn):
             object["destination"] = .string(destination)
             object["error"] = .string(reason)
@@ -50,5 +55,30 @@ extension Output {
         } else {
             Console.out("[\(ISO8601Text.string(now))] \(text)\n")
         }
+    }
+
+    /// What a stop (or a pause before the host freezes the service) left undelivered, after it
+    /// sent what it could within `bound` for `took`: each destination's fixes still waiting.
+    func writeUndelivered(_ left: [(name: String, count: Int)], took: Duration, bound: Duration, pausing: Bool) {
+        let moment = pausing ? "before the freeze" : "stopping"
+        if json {
+            for destination in left {
+                Console.out(
+                    JSONLine([
+                        "time": .time(Date()), "event": "delivery", pausing ? "pausing" : "stopping": true,
+                        "destination": .string(destination.name), "undelivered": .integer(destination.count),
+                        "seconds": .number(took.seconds),
+                    ]).bytes
+                )
+            }
+        }
+        let waiting = left.filter { $0.count > 0 }
+        guard !waiting.isEmpty else {
+            if !json { Console.out("# \(moment): every fix delivered (in \(took.secondsText))\n") }
+            return
+        }
+        let list = waiting.map { "\($0.count) to \($0.name)" }.joined(separator: ", ")
+        let later = pausing ? "sent once it runs again, or by keepalive upload" : "sent at the next start, or by keepalive upload"
+        Console.error("keepalive: \(moment): fixes undelivered after \(bound.secondsText): \(list); journaled, \(later)\n")
     }
 }

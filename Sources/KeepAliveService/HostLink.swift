@@ -55,11 +55,11 @@ struct HostLink {
     }
 
     /// Follows the host's notices until the connection ends: lifecycle moves become model
-    /// commands; before a freeze, audio is drained and the location session closed, then the
-    /// notice is answered.
+    /// commands; before a freeze, audio is drained, the location session closed and delivery
+    /// given until the notice's deadline (`prepareForSuspension`), then the notice is answered.
     func follow(
         post: @escaping @Sendable (ApplicationCommand) -> Void,
-        prepareForSuspension: @escaping @Sendable () async -> Void,
+        prepareForSuspension: @escaping @Sendable (_ deadline: ContinuousClock.Instant?) async -> Void,
         resumed: @escaping @Sendable () -> Void,
         locationEvent: @escaping @Sendable (MonitorEvent) -> Void,
         note: @escaping @Sendable (String) -> Void
@@ -72,7 +72,8 @@ struct HostLink {
                 case .lifecycle where notice.event == "foreground": post(.enterForeground)
                 case .willSuspend:
                     post(.suspendedByHost)
-                    await prepareForSuspension()
+                    // Answered before the host's deadline, with a fifth of it to spare for the answer.
+                    await prepareForSuspension(notice.deadline.map { .now + .seconds($0 * 0.8) })
                     var ack = HostRequest(.ack)
                     ack.notice = HostNotice.Kind.willSuspend.rawValue
                     client.post(ack)

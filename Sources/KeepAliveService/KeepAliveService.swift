@@ -41,6 +41,9 @@ public struct KeepAliveService: Sendable {
         /// Runs beside the service, paused while the host freezes the app: a `JournalDelivery`
         /// delivers the journal to tracking servers (and `keepalive upload` takes over while paused).
         public var delivery: (any PausableWork)?
+        /// How long a stop waits for ``delivery`` to send what waits before it exits (and a
+        /// pause before the host freezes the app, at most the host's own deadline).
+        public var stopTimeout: Duration = .seconds(5)
         /// What the monitoring strategy journals: OwnTracks' quiet, manual, significant and move
         /// modes (`nil`: every fix of its watch).
         public var reportingMode: ReportingMode?
@@ -172,10 +175,11 @@ public struct KeepAliveService: Sendable {
         hostLink?.report(app)
         let hostNotices = hostLink?.follow(
             post: { post.yield($0) },
-            prepareForSuspension: { [locationManager, remote = configuration.remote] in
+            prepareForSuspension: { [locationManager, remote = configuration.remote] deadline in
                 await player.stopLoop()
                 locationManager.closeSessionForSuspension()
-                await delivery?.pause()
+                let bound = min(configuration.stopTimeout, ContinuousClock.now.duration(to: deadline ?? .now + configuration.stopTimeout))
+                await delivery?.pause(within: max(.zero, bound))
                 // A command for the frozen app wakes it, as a push does.
                 if let hostLink, let sockets = remote?.commandSockets, !sockets.isEmpty {
                     do {
@@ -301,6 +305,7 @@ public struct KeepAliveService: Sendable {
         audio.stopLoop()
         location.stopUpdates()
         await player.stopLoop()
+        await delivery?.finish(within: configuration.stopTimeout)  // the last fixes reach the server before the exit
         deliveryTask?.cancel()
         await deliveryTask?.value
         withExtendedLifetime(strategy) {}

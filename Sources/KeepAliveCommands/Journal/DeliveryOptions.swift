@@ -1,5 +1,6 @@
 package import ArgumentParser
 import FoundationEssentials
+import KeepAliveCore
 
 /// The journal and its destinations, shared by `run` and `upload`.
 package struct DeliveryOptions: ParsableArguments {
@@ -20,14 +21,17 @@ package struct DeliveryOptions: ParsableArguments {
     )
     package var destinations: [String] = []
 
-    @Option(name: .customLong("batch-threshold"), help: "Send as soon as this many fixes wait.")
+    @Option(name: .customLong("batch-threshold"), help: "With --batch-latency, send as soon as this many fixes wait...")
     package var batchThreshold = 10
 
     @Option(
         name: .customLong("batch-latency"),
-        help: ArgumentHelp("...or as soon as the oldest has waited this long.", valueName: "duration")
+        help: ArgumentHelp(
+            "...or as soon as the oldest has waited this long. 0s: each fix at once (what comes while a batch is in flight goes in the next).",
+            valueName: "duration"
+        )
     )
-    package var batchLatency = "5s"
+    package var batchLatency = "0s"
 
     @Option(name: .customLong("batch-max"), help: "At most this many fixes in one batch.")
     package var batchMax = 100
@@ -46,8 +50,10 @@ package struct DeliveryOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "grouped (fixes committed together every --commit-interval: a power cut loses at most that interval's, "
-                + "and the disk gets under 1 KB a fix) or full (a commit per fix: a power cut loses none, about 10 KB a fix).",
+            "grouped (fixes committed together every --commit-interval, and sent before their commit: "
+                + "a power cut loses at most that interval's, never one said journaled; under 1 KB a fix to the disk) "
+                + "or full (a commit per fix, sent once committed: a power cut loses none; about 10 KB a fix). "
+                + "Either way a fix reaches a reachable server within a second or so.",
             valueName: "mode"
         )
     )
@@ -61,6 +67,16 @@ package struct DeliveryOptions: ParsableArguments {
         )
     )
     package var commitInterval = "60s"
+
+    @Option(
+        name: .customLong("stop-timeout"),
+        help: ArgumentHelp(
+            "How long a stop waits to deliver what waits before it exits (a pause before the host freezes it: at most "
+                + "the host's deadline); what is left is said, and sent at the next start. Keep it under systemd's TimeoutStopSec.",
+            valueName: "duration"
+        )
+    )
+    package var stopTimeout = "5s"
 
     @Option(
         name: .customLong("keep-fixes"),
@@ -82,7 +98,18 @@ package struct DeliveryOptions: ParsableArguments {
     /// Whether `run` should journal at all.
     package var isRequested: Bool { journal != nil || !destinations.isEmpty }
 
-    package func validate() throws { try JournalLink.validate(self) }
+    package func validate() throws {
+        _ = try stopBound()
+        try JournalLink.validate(self)
+    }
+
+    /// `--stop-timeout`, checked.
+    package func stopBound() throws -> Duration {
+        guard let bound = Duration(parsing: stopTimeout), bound >= .zero, bound <= .seconds(600) else {
+            throw ValidationError("--stop-timeout takes a duration from 0s to 10m, such as 5s")
+        }
+        return bound
+    }
 
     /// `--deliver`'s URL forms and options (what `Destination` takes), listed in its help.
     static var destinationHelp: String {

@@ -6,6 +6,17 @@ public protocol PausableWork: Sendable {
     func run() async
     /// Stops working (and lets go of what others could take over) until ``resume()``.
     func pause() async
+    /// Finishes what it can within `bound` (a delivery sends what waits), then ``pause()``s:
+    /// before the host freezes the app. By default, ``pause()`` alone.
+    func pause(within bound: Duration) async
+    /// Finishes what it can within `bound` before the service stops and cancels ``run()``.
+    /// By default, nothing.
+    func finish(within bound: Duration) async
     /// Works again after ``pause()``.
     func resume()
+}
+
+extension PausableWork {
+    public func pause(within bound: Duration) async { await pause() }
+    public func finish(within bound: Duration) async {}
 }
