@@ -13,16 +13,16 @@ import Testing
         log: String = "ublox-8.log",
         logFolder: String = "nmea",
         speed: String = "0",
-        extra: [String] = []
+        extra: [String] = [],
+        batching: [String] = ["--batch-latency", "200ms", "--commit-interval", "200ms"]
     ) async throws -> ChildProcess {
         let auth = "\(folder)/auth.json"
         _ = try await run(try Tools.keepalive.path, ["auth", "set", "always", "--app", "tracker", "--auth-file", auth])
         return try ChildProcess(
             try Tools.keepalive.path,
             ["run", "--app", "tracker", "--auth-file", auth, "--replay", NMEAFixture(log, folder: logFolder).url.path, "--speed", speed,
-             "--json", "--journal", journal, "--audio-device", "null", "--batch-latency", "200ms",
-             "--commit-interval", "200ms"]
-                + deliver.flatMap { ["--deliver", $0] } + extra,
+             "--json", "--journal", journal, "--audio-device", "null"]
+                + batching + deliver.flatMap { ["--deliver", $0] } + extra,
             output: "\(folder)/service-\(UUID().uuidString.prefix(6)).out"
         )
     }
@@ -59,6 +59,33 @@ import Testing
             #expect(message.strings["_id"] == record.shortID)
         }
         #expect(service.output.contains(#""event":"delivery""#))
+    }
+
+    /// The default tracker is live: in the default durability (grouped) each fix reaches the
+    /// broker while its group is still in memory (here the commit interval is an hour, so no
+    /// commit can come first), and a stop commits the group, delivers what waits and says so:
+    /// every fix journaled is at the subscriber, with the `_id` it is journaled with, once.
+    @Test func theDefaultTrackerDeliversEachFixBeforeItsCommitAndAStopDeliversTheLast() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let journal = "\(broker.directory)/journal.sqlite"
+        let service = try await Self.service(
+            broker.directory, journal: journal, deliver: ["home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/phone"], speed: "4",
+            batching: ["--commit-interval", "1h"]
+        )
+        try await eventually("5 fixes at the subscriber", context: { service.tail }) { subscriber.messages.count >= 5 }
+        #expect(try FixJournal(file: URL(fileURLWithPath: journal), access: .readOnly).status().records == 0, "none committed yet")
+        #expect(service.output.contains(#""journaled":false"#))
+        await service.expectCleanStop()
+        let records = try allRecords(journal)
+        let output = service.output
+        let fixes = output.split(separator: "\n").filter { $0.contains(#""class":"fix""#) }.count
+        #expect(records.count == fixes && fixes >= 5, "the stop journaled every fix told: \(records.count) of \(fixes)")
+        #expect(output.contains(#""stopping":true"#) && output.contains(#""undelivered":0"#), "\(service.tail)")
+        let ids = subscriber.messages.compactMap { $0.strings["_id"] }
+        #expect(Set(ids).count == ids.count, "none twice")
+        #expect(ids == records.map(\.shortID), "every journaled fix at the subscriber, in order, with its id")
+        #expect(try Self.depth(journal) == 0)
     }
 
     @Test func aBrokerWithPasswordsTakesTheOneFromA0600FileAndRefusesOthers() async throws {

@@ -69,6 +69,40 @@ struct HostRemoteCommandTests {
         await harness.stop()
     }
 
+    /// Before the host freezes a journaling service, it commits what it holds and delivers what
+    /// waits within the notice's deadline, and says what it left: every fix journaled by then is
+    /// at the subscriber or counted as left undelivered, none twice.
+    @Test func aServiceAboutToBeFrozenDeliversWhatWaitsAndSaysWhatItLeft() async throws {
+        let broker = try await MosquittoBroker()
+        let subscriber = try await MosquittoSubscriber(broker)
+        let harness = try await HostMonitoringTests.harness(freezer: .cgroup2) { $0.noticeTimeout = .seconds(2) }
+        try harness.authorize("tracker", .whenInUse)
+        let journal = harness.directory.appendingPathComponent("journal.sqlite").path
+        let output = harness.directory.appendingPathComponent("tracker.ndjson").path
+        try await harness.launch(
+            "tracker",
+            output: output,
+            [
+                try Tools.keepalive.path, "run", "--host", "--app", "tracker", "--auth-file", harness.authorizationFile(for: "tracker"),
+                "--replay", NMEAFixture("ublox-8.log").url.path, "--speed", "4", "--loop", "--audio-device", "null", "--json",
+                "--strategy", "none", "--journal", journal, "--commit-interval", "1h",
+                "--deliver", "home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/phone",
+            ]
+        )
+        try await eventually("fixes at the subscriber") { subscriber.messages.count >= 3 }
+        let backgroundAt = ContinuousClock.now
+        try await harness.move(.background, "tracker")
+        _ = try #require(await harness.firstEvent(after: backgroundAt, within: .seconds(15)) { $0.frozenApp == "tracker" })
+        let pausing = try #require(AppLog(path: output).events.last { $0["pausing"] as? Bool == true }, "the pause said what it left")
+        let left = try #require(pausing["undelivered"] as? Int)
+        let records = try allRecords(journal)
+        let ids = subscriber.messages.compactMap { $0.strings["_id"] }
+        #expect(!records.isEmpty && Set(ids).count == ids.count)
+        #expect(Set(records.map(\.shortID)).subtracting(ids).count == left, "at the subscriber, or counted as left: \(left)")
+        #expect(left == 0, "a local broker takes them within the deadline")
+        await harness.stop()
+    }
+
     @Test func wakeOnDataTakesOnlyTheAppsOwnSocketsAndAFew() async throws {
         let harness = try await HostMonitoringTests.harness(freezer: .cgroup2)
         let path = harness.directory.appendingPathComponent("raw.answers").path
