@@ -161,9 +161,9 @@ figures = [
 for name, ours, anchor, ratio, target, met in figures:
     say("| %s | %s | %s | %.2fx | %s | %s |" % (name, ours, anchor, ratio, target, verdict(met)))
 
-# The host's and the location service's own runs (scripts/bench-power, bench-wake, bench-service),
+# The host's and the location service's own runs (scripts/bench-power, bench-wake, bench-service, bench-delivery),
 # each kept until its script runs again.
-for name in ("POWER.md", "WAKE.md", "SERVICE.md"):
+for name in ("POWER.md", "WAKE.md", "SERVICE.md", "DELIVERY.md"):
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     if os.path.exists(path):
         say("\n" + open(path).read().rstrip())

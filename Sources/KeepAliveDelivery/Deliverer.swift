@@ -142,6 +142,12 @@ public final class Deliverer: Sendable {
                 continue
             }
             do throws(JournalError) {
+                if holdsLease, time.now() - renewed > policy.leaseDuration / 3,
+                    let left = try journal.leaseRemaining(for: destination, owner: owner), left > policy.leaseDuration * 2 / 3,
+                    left <= policy.leaseDuration
+                {
+                    renewed = time.now() - (policy.leaseDuration - left)  // renewed by the writer's commits: no write here
+                }
                 if !holdsLease || time.now() - renewed > policy.leaseDuration / 3 {
                     let acquired = try journal.acquireLease(for: destination, owner: owner, ttl: policy.leaseDuration)
                     if acquired != holdsLease { events(acquired ? .tookOver(destination: destination) : .waitingForLease(destination: destination)) }

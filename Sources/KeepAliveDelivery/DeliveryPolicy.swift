@@ -15,9 +15,11 @@ public struct DeliveryPolicy: Sendable, Hashable {
     public var maximumRefusals = 3
     /// How often the journal is read for fixes other processes appended.
     public var pollInterval: Duration = .seconds(1)
-    /// How long a delivering process's claim on a destination lasts unless renewed (a process
-    /// frozen or killed while delivering is taken over after this).
-    public var leaseDuration: Duration = .seconds(15)
+    /// How long a delivering process's claim on a destination lasts unless renewed: a process
+    /// frozen without notice is taken over after this (one the host freezes, or that stops,
+    /// gives its lease up first, and a killed one's is taken at once). Renewed every third of it,
+    /// by the service's journal commits while fixes come: a write of its own only when they do not.
+    public var leaseDuration: Duration = .seconds(300)
     /// How long a batch may wait for its acknowledgements.
     public var acknowledgementTimeout: Duration = .seconds(15)
 

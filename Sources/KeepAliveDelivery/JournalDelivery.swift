@@ -29,6 +29,7 @@ public final class JournalDelivery: PausableWork {
         self.journal = journal
         network = watchesNetwork ? SystemConditionsProbe() : nil
         let owner = Deliverer.processOwner(role: role)
+        writer?.renewLeases(of: owner, for: policy.leaseDuration)
         var deliverers: [Deliverer] = []
         for destination in destinations {
             try journal.register(destination: destination.name, settings: destination.settings)

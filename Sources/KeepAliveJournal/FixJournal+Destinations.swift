@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import GRDB
 import KeepAliveCore
 import KeepAliveMonitoring
@@ -31,19 +32,46 @@ extension FixJournal {
     /// Takes or renews the right to deliver `destination` until `ttl` from now. `false` while
     /// another owner's lease holds. Leases are kept in wall-clock time (processes share them
     /// through the file): a lease that ends more than twice `ttl` ahead was taken before the
-    /// clock went back, and is over.
+    /// clock went back, and is over. So is the lease of a process of this machine that is gone
+    /// (an owner is `pid@host role`): a killed service's destination is taken over at once.
     public func acquireLease(for destination: String, owner: String, ttl: Duration) throws(JournalError) -> Bool {
         let now = now().timeIntervalSince1970
+        let holder = try read { db in try String.fetchOne(db, sql: "SELECT leaseOwner FROM destination WHERE name = ?", arguments: [destination]) }
+        let gone = holder.flatMap { Self.isGone($0, besides: owner) } == true ? holder : nil
         return try write { db in
             try db.execute(
                 sql: """
                     UPDATE destination SET leaseOwner = ?, leaseExpires = ?
-                    WHERE name = ? AND (leaseOwner IS NULL OR leaseOwner = ? OR leaseExpires < ? OR leaseExpires > ?)
+                    WHERE name = ? AND (leaseOwner IS NULL OR leaseOwner = ? OR leaseOwner = ? OR leaseExpires < ? OR leaseExpires > ?)
                     """,
-                arguments: [owner, now + ttl.seconds, destination, owner, now, now + 2 * ttl.seconds]
+                arguments: [owner, now + ttl.seconds, destination, owner, gone, now, now + 2 * ttl.seconds]
             )
             return db.changesCount == 1
         }
+    }
+
+    /// How long `owner`'s lease on `destination` lasts from now (`nil`: another owner's, or none).
+    /// A read: a deliverer renews only once its lease has run down (a ``JournalWriter``'s
+    /// commits renew it too), so an uncontended lease costs no write of its own.
+    public func leaseRemaining(for destination: String, owner: String) throws(JournalError) -> Duration? {
+        let now = now().timeIntervalSince1970
+        let expires = try read { db in
+            try Double.fetchOne(
+                db, sql: "SELECT leaseExpires FROM destination WHERE name = ? AND leaseOwner = ?", arguments: [destination, owner]
+            )
+        }
+        return expires.map { .milliseconds(Int64((($0 - now) * 1000).rounded())) }
+    }
+
+    /// Whether the lease owner `holder` (`pid@host role`) is a process of this machine that no
+    /// longer runs; `false` for another machine's or this process's, and unless certain.
+    static func isGone(_ holder: String, besides owner: String) -> Bool {
+        guard holder != owner, let at = holder.firstIndex(of: "@"), let pid = Int32(holder[..<at]), pid > 0 else { return false }
+        let rest = holder[holder.index(after: at)...]
+        let host = rest.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
+        let ownHost = owner.split(separator: " ", maxSplits: 1).first.flatMap { $0.split(separator: "@", maxSplits: 1).last }.map(String.init)
+        guard host == ownHost else { return false }
+        return kill(pid, 0) == -1 && errno == ESRCH
     }
 
     /// Gives the lease up at once (if `owner` holds it), so another process can deliver.
@@ -124,7 +152,18 @@ extension FixJournal {
 
     /// Moves each destination's cursor to where `delivered` says (never back), in `db`'s
     /// transaction: a position held by id is found among `records`, stored in that transaction.
-    static func saveCursors(_ delivered: [String: DeliveredPosition], records: [JournalRecord], at now: Double, in db: Database) throws {
+    /// Renews the leases of `lease`'s owner too, until its `ttl` from `now`: a service's commits
+    /// keep its leases, with no commit of their own.
+    static func saveCursors(
+        _ delivered: [String: DeliveredPosition], records: [JournalRecord], at now: Double, renewing lease: (owner: String, ttl: Duration)?,
+        in db: Database
+    ) throws {
+        if let lease {
+            try db.execute(
+                sql: "UPDATE destination SET leaseExpires = ? WHERE leaseOwner = ? AND leaseExpires < ?",
+                arguments: [now + lease.ttl.seconds, lease.owner, now + lease.ttl.seconds]
+            )
+        }
         for (name, position) in delivered {
             let held = position.heldThrough.flatMap { id in records.last { $0.id == id }?.sequence }
             guard let through = [position.through, held].compactMap({ $0 }).max() else { continue }

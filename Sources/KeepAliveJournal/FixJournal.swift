@@ -161,8 +161,11 @@ public final class FixJournal: Sendable {
 
     /// Stores fixes and events in one transaction, in order, and with them how far each
     /// destination in `delivered` was delivered (a ``JournalWriter``'s records sent before their
-    /// commit): the cursors move in the same commit as the records they point at.
-    func append(entries: [Entry], delivered: [String: DeliveredPosition] = [:]) throws(JournalError) -> [JournalRecord] {
+    /// commit): the cursors move in the same commit as the records they point at, and the
+    /// leases of `lease`'s owner are renewed.
+    func append(
+        entries: [Entry], delivered: [String: DeliveredPosition] = [:], renewing lease: (owner: String, ttl: Duration)? = nil
+    ) throws(JournalError) -> [JournalRecord] {
         guard !entries.isEmpty || !delivered.isEmpty else { return [] }
         let battery = entries.contains { $0.battery == nil } ? battery() : nil
         let records: [JournalRecord]
@@ -181,7 +184,7 @@ public final class FixJournal: Sendable {
                     stored.sequence = db.lastInsertedRowID
                     return stored
                 }
-                try Self.saveCursors(delivered, records: records, at: now().timeIntervalSince1970, in: db)
+                try Self.saveCursors(delivered, records: records, at: now().timeIntervalSince1970, renewing: lease, in: db)
                 return records
             }
         } catch {

@@ -53,6 +53,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     private let wake: AsyncStream<Void>.Continuation
     private let wakes: AsyncStream<Void>
     private let holdObservers = Locked<[@Sendable () -> Void]>([])
+    private let lease = Locked<(owner: String, ttl: Duration)?>(nil)
 
     private struct State {
         /// What is held is `entries[first...]`: dropping the oldest moves `first`, and the
@@ -160,6 +161,12 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         }
     }
 
+    /// Each commit renews the delivery leases `owner` holds, until `ttl` from then: a deliverer
+    /// of this process then renews its lease with no commit of its own while fixes come.
+    public func renewLeases(of owner: String, for ttl: Duration) {
+        lease.withLock { $0 = (owner, ttl) }
+    }
+
     /// Calls `body` after each fix or event is taken (a deliverer's cue to read
     /// ``pending(for:limit:)``), on the thread that recorded it.
     public func onHold(_ body: @escaping @Sendable () -> Void) {
@@ -224,7 +231,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         guard !state.held.isEmpty || !state.delivered.isEmpty else { return true }
         do {
             let started = ContinuousClock.now
-            let records = try journal.append(entries: Array(state.held), delivered: state.delivered)
+            let records = try journal.append(entries: Array(state.held), delivered: state.delivered, renewing: lease.read { $0 })
             state.removeAll()
             state.delivered = [:]
             state.failure = nil

@@ -139,6 +139,41 @@ import Testing
         #expect(transport.current.acknowledged.map(\.location.latitude) == [fix(1).latitude, fix(3).latitude])
     }
 
+    /// The writer's commits renew the service's lease, so while fixes come its deliverer has
+    /// no lease renewal of its own to write (at 1 Hz, one every 5 s cost 1.4 KB a fix).
+    @Test func theWritersCommitsRenewTheServicesLease() throws {
+        let rig = try Rig()
+        let ttl = Duration.seconds(300)
+        #expect(try rig.journal.acquireLease(for: "server", owner: "1@here service", ttl: ttl))
+        rig.writer.renewLeases(of: "1@here service", for: ttl)
+        let before = try #require(try rig.journal.leaseRemaining(for: "server", owner: "1@here service"))
+        Thread.sleep(forTimeInterval: 0.05)
+        rig.writer.record(fix(1))
+        rig.writer.commit()
+        let after = try #require(try rig.journal.leaseRemaining(for: "server", owner: "1@here service"))
+        #expect(after > before, "renewed by the commit: \(before) then \(after)")
+        #expect(try rig.journal.leaseRemaining(for: "server", owner: "2@here upload") == nil)
+    }
+
+    /// A lease whose owner, a process of this machine, is gone is taken at once; a live
+    /// owner's, or another machine's, holds until it runs out.
+    @Test func theLeaseOfAProcessThatIsGoneIsTakenAtOnce() throws {
+        let rig = try Rig()
+        let host = try String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let dead = Process()
+        dead.executableURL = URL(fileURLWithPath: "/bin/true")
+        try dead.run()
+        dead.waitUntilExit()
+        let ttl = Duration.seconds(300)
+        #expect(try rig.journal.acquireLease(for: "server", owner: "\(dead.processIdentifier)@\(host) service", ttl: ttl))
+        #expect(try rig.journal.acquireLease(for: "server", owner: "\(getpid())@\(host) upload", ttl: ttl), "the dead service's lease is over")
+        #expect(try !rig.journal.acquireLease(for: "server", owner: "\(dead.processIdentifier)@\(host) service", ttl: ttl),
+                "a live owner's lease holds")
+        try rig.journal.releaseLease(for: "server", owner: "\(getpid())@\(host) upload")
+        #expect(try rig.journal.acquireLease(for: "server", owner: "\(dead.processIdentifier)@elsewhere service", ttl: ttl))
+        #expect(try !rig.journal.acquireLease(for: "server", owner: "\(getpid())@\(host) upload", ttl: ttl), "another machine's holds")
+    }
+
     private func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
         for _ in 0..<500 {
             if try condition() { return }

@@ -46,7 +46,7 @@ package struct DeliveryOptions: ParsableArguments {
             visibility: .hidden
         )
     )
-    package var lease = "15s"
+    package var lease = "5m"
 
     @Option(
         help: ArgumentHelp(
