@@ -5,10 +5,13 @@ public import KeepAliveJournal
 /// delivered and failures by destination, and each destination's queue depth after a change.
 public struct DeliveryMetrics: Sendable {
     private let journal: FixJournal
+    private let writer: JournalWriter?
 
-    /// Metrics of delivery from `journal` (whose queue depths the gauges read).
-    public init(journal: FixJournal) {
+    /// Metrics of delivery from `journal` (whose queue depths the gauges read), and from what
+    /// `writer` holds and has not committed.
+    public init(journal: FixJournal, writer: JournalWriter? = nil) {
         self.journal = journal
+        self.writer = writer
     }
 
     /// Counts what `event` says.
@@ -25,7 +28,7 @@ public struct DeliveryMetrics: Sendable {
             return
         }
         // The depth after the change: one indexed count in the journal, once per batch.
-        if let depth = try? journal.status(of: destination).depth {
+        if let depth = try? (writer.map { try $0.waiting(for: destination) } ?? journal.status(of: destination).depth) {
             Gauge(label: "keepalive_delivery_queue_depth", dimensions: [("destination", destination)])
                 .record(depth)
         }

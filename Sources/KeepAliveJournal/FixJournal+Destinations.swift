@@ -177,6 +177,11 @@ extension FixJournal {
         }
     }
 
+    /// How many records are numbered after `first` and at most `last`.
+    func recordCount(after first: Int64, through last: Int64) throws(JournalError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM fix WHERE seq > ? AND seq <= ?", arguments: [first, last]) ?? 0 }
+    }
+
     /// The regions entered and not left before `sequence`: the last event of each region
     /// condition, where it entered.
     private static func regionsInside(_ db: Database, before sequence: Int64) throws -> [String: MonitorEvent] {

@@ -161,6 +161,23 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         }
     }
 
+    /// How many records `destination` has still to send: its queue in the journal
+    /// (``DestinationStatus/depth``) less what was delivered since the last commit, and the
+    /// records held here it has not sent.
+    public func waiting(for destination: String) throws(JournalError) -> Int {
+        try state.withLock { state throws(JournalError) in
+            let stored = try journal.status(of: destination)
+            let position = state.delivered[destination]
+            var sent = 0
+            if let through = position?.through, through > stored.deliveredThrough {
+                sent = try journal.recordCount(after: stored.deliveredThrough, through: through)
+            }
+            let held = state.held
+            let heldSent = position?.heldThrough.flatMap { id in held.firstIndex { $0.id == id }.map { $0 + 1 - held.startIndex } } ?? 0
+            return max(0, stored.depth - sent) + held.count - heldSent
+        }
+    }
+
     /// Each commit renews the delivery leases `owner` holds, until `ttl` from then: a deliverer
     /// of this process then renews its lease with no commit of its own while fixes come.
     public func renewLeases(of owner: String, for ttl: Duration) {

@@ -54,7 +54,7 @@ package struct JournalCommandSet: JournalCommands {
         let destinations = try options.parsedDestinations()
         var delivery: JournalDelivery?
         if !destinations.isEmpty {
-            let metrics = recordsMetrics ? DeliveryMetrics(journal: journal) : nil
+            let metrics = recordsMetrics ? DeliveryMetrics(journal: journal, writer: writer) : nil
             delivery = try JournalDelivery(journal: journal, destinations: destinations, writer: writer, policy: options.policy()) {
                 metrics?.record($0)
                 output.write($0)
@@ -78,7 +78,7 @@ package struct JournalCommandSet: JournalCommands {
             output.writeUndelivered(left, took: took, bound: bound, pausing: pausing)
         }
         return ServiceJournal(recorder: writer, eventRecorder: writer, delivery: work, remote: remote) {
-            (try? journal.status())?.destinations.reduce(0) { $0 + $1.depth }
+            try? journal.destinations().reduce(0) { $0 + (try writer.waiting(for: $1.name)) }
         }
     }
 

@@ -47,7 +47,7 @@ struct JournalWork: PausableWork {
         writer.commit()
         let took = started.duration(to: .now)
         let left = delivery.deliverers.map { deliverer in
-            (name: deliverer.destination, count: (try? delivery.journal.status(of: deliverer.destination).depth) ?? 0)
+            (name: deliverer.destination, count: (try? writer.waiting(for: deliverer.destination)) ?? 0)
         }
         undelivered(left, took, bound, pausing)
     }
