@@ -33,7 +33,7 @@ extension KeepAlive.Upload: JournalBacked {
             configuration: .init(
                 services: [
                     .init(
-                        service: UploadService(delivery: uploads, drain: drain),
+                        service: UploadService(delivery: uploads, drain: drain, stopTimeout: try delivery.stopBound()),
                         successTerminationBehavior: .gracefullyShutdownGroup
                     )
                 ],
@@ -45,10 +45,11 @@ extension KeepAlive.Upload: JournalBacked {
 }
 
 /// `keepalive upload` as a service: delivers until a graceful shutdown (or, with `drain`,
-/// until nothing is left).
+/// until nothing is left); a shutdown first delivers what waits, for at most `stopTimeout`.
 struct UploadService: Service {
     let delivery: JournalDelivery
     let drain: Bool
+    let stopTimeout: Duration
 
     func run() async throws {
         let work = Task { await delivery.run() }
@@ -62,8 +63,11 @@ struct UploadService: Service {
                 work.cancel()
             }
             await work.value
-        } onGracefulShutdown: {
-            work.cancel()
+        } onGracefulShutdown: { [delivery, stopTimeout] in
+            Task {
+                await delivery.drain(within: stopTimeout)
+                work.cancel()
+            }
         }
     }
 }
