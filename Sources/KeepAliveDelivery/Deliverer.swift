@@ -211,11 +211,7 @@ public final class Deliverer: Sendable {
                     failures = 0
                     continue
                 }
-                if case .refused = failure, result.acknowledged < batch.count, !batch[result.acknowledged].isStored {
-                    writer?.commit()  // a refusal is counted against the stored record: read it again from the journal
-                    continue
-                }
-                if case .refused(let reason) = failure, result.acknowledged < batch.count {
+                if case .refused(let reason) = failure, result.acknowledged < batch.count, batch[result.acknowledged].isStored {
                     let record = batch[result.acknowledged]
                     let dead = try journal.recordRefusal(
                         of: record, reason: reason, by: destination, maximumTries: policy.maximumRefusals
@@ -229,6 +225,8 @@ public final class Deliverer: Sendable {
                         failures = 0
                         continue
                     }
+                } else if case .refused = failure, result.acknowledged < batch.count {
+                    writer?.commit()  // a held record: its refusals are counted once it is stored, read again from the journal
                 } else {
                     try journal.recordFailure(failure.description, for: destination)
                 }
