@@ -11,7 +11,10 @@ public enum JournalDurability: String, Sendable, Hashable, CaseIterable {
     /// Fixes held in memory and committed together when the group's first fix has waited the
     /// commit interval (a minute unless set) or the group is full: a power cut loses at most that
     /// interval's fixes, in exchange for under 1 KB written per fix at 1 Hz (flash wears less).
-    /// Location events, a remote command's fix, a pause and a stop commit at once.
+    /// Location events, a remote command's fix, a pause and a stop commit at once. A deliverer
+    /// given the ``JournalWriter`` sends each fix as it comes, before its commit: a cut can leave
+    /// a fix at a server and not in the journal, never the other way round (its `_id` is never
+    /// reused; see <doc:JournalingAndDelivery#Journaled-and-delivered>).
     case grouped
 
     /// The old name of ``grouped`` (it was SQLite's `synchronous = NORMAL`, which kept no bound
