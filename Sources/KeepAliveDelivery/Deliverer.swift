@@ -75,10 +75,12 @@ public final class Deliverer: Sendable {
         writer?.onHold { [wake] in wake.raise(.appended) }
     }
 
-    /// `pid@host role`: the lease owner for this process.
+    /// `pid@host/boot role`: the lease owner for this process (`boot`, the first 8 characters of
+    /// the kernel's boot id, tells a lease taken before a reboot, whose process is gone).
     public static func processOwner(role: String) -> String {
         let host = (try? String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8))?.trimmed ?? "localhost"
-        return "\(getpid())@\(host) \(role)"
+        let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?.trimmed.prefix(8) ?? ""
+        return "\(getpid())@\(host)\(boot.isEmpty ? "" : "/\(boot)") \(role)"
     }
 
     /// New fixes are in the journal: a waiting batch may be due.

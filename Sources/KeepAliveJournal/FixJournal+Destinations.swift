@@ -33,7 +33,8 @@ extension FixJournal {
     /// another owner's lease holds. Leases are kept in wall-clock time (processes share them
     /// through the file): a lease that ends more than twice `ttl` ahead was taken before the
     /// clock went back, and is over. So is the lease of a process of this machine that is gone
-    /// (an owner is `pid@host role`): a killed service's destination is taken over at once.
+    /// (an owner is `pid@host/boot role`): one of an earlier boot (a power cut, a reboot), or
+    /// of this boot whose process no longer runs (killed): its destination is taken at once.
     public func acquireLease(for destination: String, owner: String, ttl: Duration) throws(JournalError) -> Bool {
         let now = now().timeIntervalSince1970
         let holder = try read { db in try String.fetchOne(db, sql: "SELECT leaseOwner FROM destination WHERE name = ?", arguments: [destination]) }
@@ -63,15 +64,19 @@ extension FixJournal {
         return expires.map { .milliseconds(Int64((($0 - now) * 1000).rounded())) }
     }
 
-    /// Whether the lease owner `holder` (`pid@host role`) is a process of this machine that no
-    /// longer runs; `false` for another machine's or this process's, and unless certain.
+    /// Whether the lease owner `holder` (`pid@host/boot role`) is a process of this machine that
+    /// no longer runs: of an earlier boot, or of this one and gone; `false` for another
+    /// machine's or `owner`'s own, and unless certain.
     static func isGone(_ holder: String, besides owner: String) -> Bool {
-        guard holder != owner, let at = holder.firstIndex(of: "@"), let pid = Int32(holder[..<at]), pid > 0 else { return false }
-        let rest = holder[holder.index(after: at)...]
-        let host = rest.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
-        let ownHost = owner.split(separator: " ", maxSplits: 1).first.flatMap { $0.split(separator: "@", maxSplits: 1).last }.map(String.init)
-        guard host == ownHost else { return false }
-        return kill(pid, 0) == -1 && errno == ESRCH
+        func parts(_ text: String) -> (pid: Int32, host: Substring, boot: Substring?)? {
+            guard let at = text.firstIndex(of: "@"), let pid = Int32(text[..<at]), pid > 0 else { return nil }
+            let machine = text[text.index(after: at)...].prefix { $0 != " " }
+            let slash = machine.firstIndex(of: "/")
+            return (pid, slash.map { machine[..<$0] } ?? machine, slash.map { machine[machine.index(after: $0)...] })
+        }
+        guard holder != owner, let held = parts(holder), let own = parts(owner), held.host == own.host else { return false }
+        if let boot = held.boot, let ownBoot = own.boot, boot != ownBoot { return true }
+        return kill(held.pid, 0) == -1 && errno == ESRCH
     }
 
     /// Gives the lease up at once (if `owner` holds it), so another process can deliver.

@@ -187,6 +187,13 @@ import Testing
         try rig.journal.releaseLease(for: "server", owner: "\(getpid())@\(host) upload")
         #expect(try rig.journal.acquireLease(for: "server", owner: "\(gone)@elsewhere service", ttl: ttl))
         #expect(try !rig.journal.acquireLease(for: "server", owner: "\(getpid())@\(host) upload", ttl: ttl), "another machine's holds")
+        // After a reboot (a power cut): process 1 runs again, but the lease's boot is over.
+        let owner = Deliverer.processOwner(role: "upload")
+        let earlierBoot = "1@\(host)/00000000 service"
+        try rig.journal.releaseLease(for: "server", owner: "\(gone)@elsewhere service")
+        #expect(try rig.journal.acquireLease(for: "server", owner: earlierBoot, ttl: ttl))
+        #expect(owner.contains("@\(host)/") && owner.hasSuffix(" upload"), "\(owner)")
+        #expect(try rig.journal.acquireLease(for: "server", owner: owner, ttl: ttl), "a lease of an earlier boot is over")
     }
 
     private func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
