@@ -50,7 +50,7 @@ public struct DestinationStatus: Sendable, Hashable, Codable {
     public var lastErrorAt: Date?
     /// Records refused for good and set aside (see ``DeadLetter``).
     public var deadLetters: Int
-    /// The process delivering now, if any (`pid@host role`), and until when its lease holds.
+    /// The process delivering now, if any (`pid@host/boot role`), and until when its lease holds.
     public var deliveredBy: String?
 }
 
