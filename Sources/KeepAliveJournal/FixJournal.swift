@@ -202,7 +202,7 @@ public final class FixJournal: Sendable {
         return records
     }
 
-    /// `entry` as a record not yet stored: sequence number 0 (see ``JournalRecord/isJournaled``).
+    /// `entry` as a record not yet stored: sequence number 0 (see ``JournalRecord/isStored``).
     func record(of entry: Entry, battery: Int?) -> JournalRecord {
         let offset = comparesClocks ? SystemClockOffset(fixTime: entry.location.timestamp, systemTime: entry.arrived) : nil
         let recordedAt = offset.map { $0.isBeyondTolerance ? entry.arrived.addingTimeInterval(-$0.seconds) : entry.arrived }

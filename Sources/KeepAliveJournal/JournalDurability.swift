@@ -14,7 +14,7 @@ public enum JournalDurability: String, Sendable, Hashable, CaseIterable {
     /// Location events, a remote command's fix, a pause and a stop commit at once. A deliverer
     /// given the ``JournalWriter`` sends each fix as it comes, before its commit: a cut can leave
     /// a fix at a server and not in the journal, never the other way round (its `_id` is never
-    /// reused; see <doc:JournalingAndDelivery#Journaled-and-delivered>).
+    /// reused; the journaling article's "Journaled and delivered").
     case grouped
 
     /// The old name of ``grouped`` (it was SQLite's `synchronous = NORMAL`, which kept no bound

@@ -19,7 +19,8 @@ public import KeepAliveMonitoring
 /// Delivery need not wait for a commit: a deliverer reads ``pending(for:limit:)``, which goes on
 /// from the stored records to those held here, and tells ``acknowledge(_:by:)`` what its server
 /// took. What was delivered is stored with the next commit, in the same transaction as the
-/// records, so a destination's cursor costs no write of its own (see <doc:JournalingAndDelivery>).
+/// records, so a destination's cursor costs no write of its own (the journaling article says what
+/// this promises, and what a power cut can do).
 public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWork, Sendable {
     /// What the writer did, for the service's output.
     public enum Report: Sendable, Equatable {

@@ -17,6 +17,8 @@ public protocol PausableWork: Sendable {
 }
 
 extension PausableWork {
+    /// ``pause()``, with nothing to finish first.
     public func pause(within bound: Duration) async { await pause() }
+    /// Nothing to finish: the service cancels ``run()``.
     public func finish(within bound: Duration) async {}
 }
