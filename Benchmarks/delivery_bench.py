@@ -53,7 +53,7 @@ def one_run(keepalive, mode, seconds, work):
     service = subprocess.Popen(
         [keepalive, "run", "--app", "bench", "--auth-file", f"{folder}/auth.json", "--replay", REPLAY, "--speed", "1", "--loop",
          "--json", "--audio-device", "null", "--journal", f"{folder}/j.sqlite", "--durability", mode,
-         "--deliver", f"home=mqtt://127.0.0.1:{port}/owntracks/bench/car"] + os.environ.get("BENCH_EXTRA", "").split(),
+         "--deliver", f"home=mqtt://127.0.0.1:{port}/owntracks/bench/car"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
     told = queue.Queue()
     threading.Thread(target=stamped_lines, args=(service.stdout, told), daemon=True).start()

@@ -172,14 +172,20 @@ extension FixJournal {
         for (name, position) in delivered {
             let held = position.heldThrough.flatMap { id in records.last { $0.id == id }?.sequence }
             guard let through = [position.through, held].compactMap({ $0 }).max() else { continue }
-            try db.execute(
-                sql: """
-                    UPDATE destination SET deliveredThrough = max(deliveredThrough, ?), lastSuccess = ?,
-                        headSeq = NULL, headTries = 0 WHERE name = ?
-                    """,
-                arguments: [through, now, name]
-            )
+            try moveCursor(of: name, through: through, at: now, in: db)
         }
+    }
+
+    /// The one way a cursor moves on a delivery: forward past `through` (never back), the
+    /// success's time noted, the head's refusals forgotten.
+    private static func moveCursor(of destination: String, through: Int64, at now: Double, in db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE destination SET deliveredThrough = max(deliveredThrough, ?), lastSuccess = ?,
+                    headSeq = NULL, headTries = 0 WHERE name = ?
+                """,
+            arguments: [through, now, destination]
+        )
     }
 
     /// How many records are numbered after `first` and at most `last`.
@@ -222,13 +228,7 @@ extension FixJournal {
                     arguments: [destination]
                 )
             }
-            try db.execute(
-                sql: """
-                    UPDATE destination SET deliveredThrough = max(deliveredThrough, ?), lastSuccess = ?,
-                        headSeq = NULL, headTries = 0 WHERE name = ?
-                    """,
-                arguments: [newest, now, destination]
-            )
+            try Self.moveCursor(of: destination, through: newest, at: now, in: db)
         }
     }
 
