@@ -36,7 +36,7 @@ struct ReceiverClockTests {
     @Test func anOldLogThroughGPSDAnswersAMaximumAgeAsItsReplayDoes() async throws {
         let log = NMEAFixture("ublox-8.log").url
         let replayed = try await LocationManager(source: NMEAReplaySource(file: log, speed: 0))
-            .requestLocation(maximumAge: .seconds(10), timeout: .seconds(5))
+            .requestLocation(maximumAge: .seconds(10), timeout: Tools.patience)
         let port = try await Tools.freePort()
         let live = try await withGPSFake(log: log, port: port) {
             try await waitUntilGPSDAccepts(port: port)
