@@ -7,14 +7,28 @@ import Testing
 /// CLI all watch the same gpsd as gpsd's own watcher, and must see exactly what it saw.
 @Suite(.timeLimit(.minutes(5)))
 struct GPSDAgreementTests {
+    /// Four logs at a time: each starts a gpsd, a gated feeder and two commands.
+    private static let turns = Turns(4)
+
     @Test(arguments: NMEAFixture.all)
     func deliversWhatGPSDDecodes(log: NMEAFixture) async throws {
         let keepalive = try Tools.keepalive
+        try await Self.turns.take { try await agree(log: log, keepalive: keepalive) }
+    }
+
+    private func agree(log: NMEAFixture, keepalive: URL) async throws {
         try await GatedGPSD.run(log: log.url) { gpsd in
-            let raw = Recorder(GPSDSource(port: gpsd.port).events())
-            let manager = LocationManager(source: GPSDSource(port: gpsd.port))
+            // gpsd says nothing until the feed, and a watch silent for 10 s (GPSDSource's default)
+            // is treated as lost and reconnects, missing what is fed meanwhile. The test is not
+            // about silence: the clients in this process wait an hour, and the two commands, which
+            // keep the default, start together once those watch (and four logs run at a time).
+            let quiet = Duration.seconds(3600)
+            let raw = Recorder(GPSDSource(port: gpsd.port, silenceTimeout: quiet).events())
+            let manager = LocationManager(source: GPSDSource(port: gpsd.port, silenceTimeout: quiet))
             let everything = Recorder(manager.updates(.everything))
             let filtered = Recorder(manager.updates())
+            #expect(await raw.wait { $0.contains(.status(.connected("gpsd 3.22 at localhost:\(gpsd.port)"))) })
+            #expect(await everything.wait { $0.contains { if case .status(.connected) = $0 { true } else { false } } })
             let interrupt = Interrupt()
             let cliConnected = Interrupt()
             let cliFixCount = Locked(0)
@@ -44,14 +58,9 @@ struct GPSDAgreementTests {
                 )
             }
             defer { stopLocate.fire() }
-            // Everyone watches before the first sentence is written.
-            for recorder in [raw] {
-                #expect(await recorder.wait { $0.contains(.status(.connected("gpsd 3.22 at localhost:\(gpsd.port)"))) })
-            }
-            #expect(await everything.wait { $0.contains { if case .status(.connected) = $0 { true } else { false } } })
+            // Everyone watches before the first sentence is written: gpsd has five watchers (ours
+            // raw, the manager, watch, locate, which prints nothing until its fix, and its own).
             try await eventually("keepalive watch connected") { cliConnected.isFired }
-            // And `locate`, which prints nothing until its fix: gpsd has five watchers (ours raw,
-            // the manager, watch, locate, and its own).
             #expect(try await gpsd.waitForWatchers(5), "gpsd took the watch of keepalive locate")
             try await gpsd.go()
             let oracle = try await gpsd.reports()
