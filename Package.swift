@@ -228,7 +228,7 @@ let package = Package(
             name: "KeepAliveJournalTests",
             dependencies: [
                 "KeepAliveCore", "KeepAliveJournal", "KeepAliveMonitoring", "KeepAliveDelivery", "DeliveryMocks",
-                .product(name: "Clocks", package: "swift-clocks"),
+                "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
         // The parsers' fuzz findings (NMEA, gpsd JSON, the host's protocol), replayed.
