@@ -83,7 +83,7 @@ final class MosquittoBroker {
         case tls
     }
 
-    let port: Int
+    private(set) var port: Int
     let directory: String
     let security: Security
     /// The network namespace it runs in (`nil`: the test's own) and the address it listens on.
@@ -121,7 +121,6 @@ final class MosquittoBroker {
         try FileManager.default.createDirectory(atPath: self.directory + "/data", withIntermediateDirectories: true)
         var config = """
             user root
-            listener \(self.port) \(address)
             persistence true
             persistence_location \(self.directory)/data/
             autosave_interval 1
@@ -145,8 +144,18 @@ final class MosquittoBroker {
             try await Self.makeCertificates(in: self.directory)
             config += "allow_anonymous true\ncafile \(caFile)\ncertfile \(self.directory)/server.pem\nkeyfile \(self.directory)/server.key\n"
         }
-        try config.write(toFile: "\(self.directory)/mosquitto.conf", atomically: true, encoding: .utf8)
-        try await start()
+        try config.write(toFile: "\(self.directory)/settings.conf", atomically: true, encoding: .utf8)
+        // A port picked free can be taken by a parallel test before mosquitto binds it: then
+        // mosquitto exits, and the other test's listener must not pass for it. A new port, then.
+        for attempt in 1... {
+            do {
+                try await start()
+                return
+            } catch let taken as PortTaken where port == nil && attempt < 5 {
+                print("mosquitto: \(taken); another port")
+                self.port = try await Tools.freePort()
+            }
+        }
     }
 
     deinit {
@@ -157,14 +166,28 @@ final class MosquittoBroker {
     /// Starts the broker and waits until it accepts connections.
     func start() async throws {
         starts += 1
+        let settings = try String(contentsOfFile: "\(directory)/settings.conf", encoding: .utf8)
+        try "listener \(port) \(address)\n\(settings)".write(toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
         let command = ["/usr/sbin/mosquitto", "-c", "\(directory)/mosquitto.conf"]
         let inNamespace = namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
         let full = inNamespace + command
-        process = try ChildProcess(full[0], Array(full.dropFirst()), output: "\(directory)/broker-\(starts).log")
+        let process = try ChildProcess(full[0], Array(full.dropFirst()), output: "\(directory)/broker-\(starts).log")
+        self.process = process
         let (port, address) = (port, address)
-        try await eventually("mosquitto to listen on \(address):\(port)") {
-            Self.accepts(port: port, address: address)
+        // Its own listener: it says it runs only once it has bound the port (one that could not
+        // bind says so and exits), and the port accepts.
+        try await eventually("mosquitto to listen on \(address):\(port)", context: { process.output }) {
+            let said = process.output
+            if said.contains("Address already in use") { throw PortTaken(port: port) }
+            guard process.isRunning else { throw ToolMissing("mosquitto ended at its start:\n\(said)") }
+            return said.contains(" running") && Self.accepts(port: port, address: address)
         }
+    }
+
+    /// Another process listened on the port mosquitto was to take.
+    struct PortTaken: Error, CustomStringConvertible {
+        let port: Int
+        var description: String { "port \(port) was taken" }
     }
 
     /// What the broker logged since its last start (who connected, what each subscribed to,

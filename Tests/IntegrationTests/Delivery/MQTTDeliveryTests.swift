@@ -38,7 +38,14 @@ import Testing
         let service = try await Self.service(
             broker.directory, journal: journal, deliver: ["home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/phone?tid=ph"]
         )
-        try await eventually("72 fixes journaled and delivered") {
+        try await eventually(
+            "72 fixes journaled and delivered",
+            context: {
+                let status = try? FixJournal(file: URL(fileURLWithPath: journal), access: .readOnly).status()
+                return "journal: \(status.map { "\($0.records) records, \($0.destinations)" } ?? "unreadable")\n"
+                    + "at the subscriber: \(subscriber.messages.count)\nthe service said:\n\(service.tail)"
+            }
+        ) {
             (try? allRecords(journal).count) == 72 && (try? Self.depth(journal)) == 0
         }
         await service.expectCleanStop()
