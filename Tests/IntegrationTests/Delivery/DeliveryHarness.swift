@@ -44,11 +44,14 @@ final class ChildProcess {
         #expect(status == 0, "exit \(status):\n\(tail)", sourceLocation: sourceLocation)
     }
 
-    /// Waits for the process to end (at most `timeout`), killing it after that.
+    /// Waits for the process to end (at most `timeout`), killing it after that, or at once when
+    /// the task is cancelled (where a `try?` sleep returns at once and the wait would spin).
     @discardableResult
     func wait(timeout: Duration = .seconds(30)) async -> Int32 {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        while process.isRunning, ContinuousClock.now < deadline {
+            do { try await Task.sleep(for: .milliseconds(20)) } catch { break }
+        }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import LocationKeepAlive
 import Testing
 
 /// A private system bus (`dbus-daemon` with its own configuration, which includes the
@@ -133,22 +135,43 @@ final class GeoClueHarness {
 }
 
 /// `geoclue-probe raw`: one bus connection the test keeps open and sends requests on.
-final class RawGeoClueClient {
+/// Its answers are read on a thread of its own and awaited with a bound: a test's task never
+/// blocks one of the few threads Swift's tasks share (two blocked reads stop every other test).
+final class RawGeoClueClient: Sendable {
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private var buffer = Data()
+    private let lines = Locked(Lines())
     /// Its unique name on the bus.
-    private(set) var name = ""
+    let name: String
 
-    init(_ harness: GeoClueHarness) throws {
+    private struct Lines {
+        var complete: [Data] = []
+        var partial = Data()
+        var ended = false
+    }
+
+    init(_ harness: GeoClueHarness) async throws {
         process.executableURL = URL(fileURLWithPath: GeoClueHarness.probe)
         process.arguments = ["raw"]
         process.environment = ProcessInfo.processInfo.environment.merging(harness.environment) { $1 }
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        name = try answer()["name"] as? String ?? ""
+        let reading = output.fileHandleForReading
+        Thread.detachNewThread { [lines] in
+            while case let chunk = reading.availableData, !chunk.isEmpty {
+                lines.withLock { lines in
+                    lines.partial += chunk
+                    while let newline = lines.partial.firstIndex(of: UInt8(ascii: "\n")) {
+                        lines.complete.append(Data(lines.partial[..<newline]))
+                        lines.partial = Data(lines.partial[(newline + 1)...])
+                    }
+                }
+            }
+            lines.withLock { $0.ended = true }
+        }
+        name = try await Self.answer(lines)["name"] as? String ?? ""
     }
 
     deinit {
@@ -157,48 +180,47 @@ final class RawGeoClueClient {
 
     /// Sends one request and returns its answer.
     @discardableResult
-    func send(_ request: [String: Any]) throws -> [String: Any] {
+    func send(_ request: [String: Any]) async throws -> [String: Any] {
         input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: request) + Data("\n".utf8))
-        return try answer()
+        return try await Self.answer(lines)
     }
 
-    func call(_ path: String, _ interface: String, _ method: String, signature: String? = nil, _ arguments: [Any] = []) throws -> [String: Any] {
+    func call(_ path: String, _ interface: String, _ method: String, signature: String? = nil, _ arguments: [Any] = []) async throws -> [String: Any] {
         var request: [String: Any] = ["op": "call", "path": path, "interface": interface, "method": method, "args": arguments]
         if let signature { request["signature"] = signature }
-        return try send(request)
+        return try await send(request)
     }
 
-    func manager(_ method: String, signature: String? = nil, _ arguments: [Any] = []) throws -> [String: Any] {
-        try call("/org/freedesktop/GeoClue2/Manager", "org.freedesktop.GeoClue2.Manager", method, signature: signature, arguments)
+    func manager(_ method: String, signature: String? = nil, _ arguments: [Any] = []) async throws -> [String: Any] {
+        try await call("/org/freedesktop/GeoClue2/Manager", "org.freedesktop.GeoClue2.Manager", method, signature: signature, arguments)
     }
 
-    func set(_ path: String, _ property: String, _ signature: String, _ value: Any) throws -> [String: Any] {
-        try send(["op": "set", "path": path, "interface": "org.freedesktop.GeoClue2.Client", "property": property, "signature": signature, "value": value])
+    func set(_ path: String, _ property: String, _ signature: String, _ value: Any) async throws -> [String: Any] {
+        try await send(["op": "set", "path": path, "interface": "org.freedesktop.GeoClue2.Client", "property": property, "signature": signature, "value": value])
     }
 
-    func get(_ path: String, _ property: String, interface: String = "org.freedesktop.GeoClue2.Client") throws -> [String: Any] {
-        try send(["op": "get", "path": path, "interface": interface, "property": property])
+    func get(_ path: String, _ property: String, interface: String = "org.freedesktop.GeoClue2.Client") async throws -> [String: Any] {
+        try await send(["op": "get", "path": path, "interface": interface, "property": property])
     }
 
     /// Kills the connection's process: the bus sees it leave.
-    func kill() {
+    func kill() async throws {
         // SIGKILL: the test runner's blocked signals are inherited, SIGTERM would wait.
         Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try await eventually("geoclue-probe raw to end after SIGKILL") { !process.isRunning }
     }
 
-    private func answer() throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(Double(Tools.bound(.seconds(60)).components.seconds))
-        while Date() < deadline {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = buffer[..<newline]
-                buffer = Data(buffer[(newline + 1)...])
-                return try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] ?? [:]
+    /// The next line the probe printed, as JSON, within a minute (scaled as every bound).
+    private static func answer(_ lines: Locked<Lines>) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + Tools.bound(.seconds(60))
+        while ContinuousClock.now < deadline {
+            let (line, ended) = lines.withLock { lines in
+                (lines.complete.isEmpty ? nil : lines.complete.removeFirst(), lines.ended)
             }
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw ToolMissing("geoclue-probe raw ended") }
-            buffer += chunk
+            if let line { return try JSONSerialization.jsonObject(with: line) as? [String: Any] ?? [:] }
+            if ended { throw ToolMissing("geoclue-probe raw ended") }
+            try await Task.sleep(for: .milliseconds(10))
         }
-        throw ToolMissing("geoclue-probe raw did not answer")
+        throw ToolMissing("geoclue-probe raw did not answer within \(Tools.bound(.seconds(60)))")
     }
 }

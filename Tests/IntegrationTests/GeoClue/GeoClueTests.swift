@@ -193,14 +193,14 @@ struct GeoClueTests {
                  "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.GeoClue2"]
             )
             #expect(owner.output.contains("(uint32 \(harness.host?.pid ?? -1),)"), "\(owner.output)")
-            let client = try RawGeoClueClient(harness)
-            let path = try #require(client.manager("GetClient")["ok"] as? [Any])[0] as! String
-            #expect(try client.set(path, "DesktopId", "s", "leaver")["error"] == nil)
-            #expect(try client.call(path, "org.freedesktop.GeoClue2.Client", "Start")["error"] == nil)
-            #expect((try client.get(path, "Active")["ok"] as? [Any])?.first as? Bool == true)
+            let client = try await RawGeoClueClient(harness)
+            let path = try #require(await client.manager("GetClient")["ok"] as? [Any])[0] as! String
+            #expect(try await client.set(path, "DesktopId", "s", "leaver")["error"] == nil)
+            #expect(try await client.call(path, "org.freedesktop.GeoClue2.Client", "Start")["error"] == nil)
+            #expect((try await client.get(path, "Active")["ok"] as? [Any])?.first as? Bool == true)
             let inUse = try await harness.gdbus("/org/freedesktop/GeoClue2/Manager", "org.freedesktop.DBus.Properties.Get", ["org.freedesktop.GeoClue2.Manager", "InUse"])
             #expect(inUse.output.contains("true"), "\(inUse.output)")
-            client.kill()
+            try await client.kill()
             try await eventually("the host to drop the client") {
                 harness.events.contains { $0["client"] as? String == path && $0["stopped"] as? String == "its connection left the bus" }
             }
@@ -214,8 +214,8 @@ struct GeoClueTests {
     @Test func unknownObjectsOtherClientsAbsurdThresholdsAndFloodsAreRefused() async throws {
         try await Self.withService { harness, _ in
             try await harness.authorize("owner", "always")
-            let owner = try RawGeoClueClient(harness)
-            let path = try #require(owner.manager("CreateClient")["ok"] as? [Any])[0] as! String
+            let owner = try await RawGeoClueClient(harness)
+            let path = try #require(await owner.manager("CreateClient")["ok"] as? [Any])[0] as! String
             // Another connection may not use it, nor read where it is.
             let start = try await harness.gdbus(path, "org.freedesktop.GeoClue2.Client.Start")
             #expect(start.output.contains("AccessDenied") && start.output.contains("belongs to another connection"), "\(start.output)")
@@ -226,25 +226,25 @@ struct GeoClueTests {
             // Objects that are not there.
             let unknown = try await harness.gdbus("/org/freedesktop/GeoClue2/Client/99999", "org.freedesktop.GeoClue2.Client.Start")
             #expect(unknown.output.contains("UnknownObject"), "\(unknown.output)")
-            #expect(try owner.get(path + "/Location/7", "Latitude", interface: "org.freedesktop.GeoClue2.Location")["error"] as? String == "org.freedesktop.DBus.Error.UnknownObject")
+            #expect(try await owner.get(path + "/Location/7", "Latitude", interface: "org.freedesktop.GeoClue2.Location")["error"] as? String == "org.freedesktop.DBus.Error.UnknownObject")
             // Absurd values.
-            #expect(try owner.set(path, "DistanceThreshold", "u", 4_000_000_000)["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
-            #expect(try owner.set(path, "TimeThreshold", "u", 10_000_000)["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
-            #expect(try owner.set(path, "DesktopId", "s", "../../etc/passwd")["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
-            #expect(try owner.set(path, "DistanceThreshold", "u", 500)["error"] == nil)
-            #expect((try owner.get(path, "DistanceThreshold")["ok"] as? [Any])?.first as? Int == 500, "a sane value is kept")
+            #expect(try await owner.set(path, "DistanceThreshold", "u", 4_000_000_000)["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
+            #expect(try await owner.set(path, "TimeThreshold", "u", 10_000_000)["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
+            #expect(try await owner.set(path, "DesktopId", "s", "../../etc/passwd")["error"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
+            #expect(try await owner.set(path, "DistanceThreshold", "u", 500)["error"] == nil)
+            #expect((try await owner.get(path, "DistanceThreshold")["ok"] as? [Any])?.first as? Int == 500, "a sane value is kept")
             // Start without a DesktopId: refused, saying what to set.
-            let anonymous = try owner.call(path, "org.freedesktop.GeoClue2.Client", "Start")
+            let anonymous = try await owner.call(path, "org.freedesktop.GeoClue2.Client", "Start")
             #expect((anonymous["message"] as? String)?.contains("set DesktopId first") == true, "\(anonymous)")
             // A flood of clients from one connection: 8 at most; a flood of calls: 50 a second.
-            let flooder = try RawGeoClueClient(harness)
-            let clients = try flooder.send(["op": "flood", "method": "CreateClient", "count": 40])
+            let flooder = try await RawGeoClueClient(harness)
+            let clients = try await flooder.send(["op": "flood", "method": "CreateClient", "count": 40])
             #expect(clients["ok"] as? Int == 8 && clients["org.freedesktop.DBus.Error.LimitsExceeded"] as? Int == 32, "\(clients)")
-            let calls = try flooder.send(["op": "flood", "method": "GetClient", "count": 400])
+            let calls = try await flooder.send(["op": "flood", "method": "GetClient", "count": 400])
             #expect((calls["org.freedesktop.DBus.Error.LimitsExceeded"] as? Int ?? 0) > 0, "\(calls)")
             // Nobody else waits for it: the owner's calls go on, and the host is well.
-            #expect(try owner.set(path, "DesktopId", "s", "owner")["error"] == nil)
-            #expect(try owner.call(path, "org.freedesktop.GeoClue2.Client", "Start")["error"] == nil)
+            #expect(try await owner.set(path, "DesktopId", "s", "owner")["error"] == nil)
+            #expect(try await owner.call(path, "org.freedesktop.GeoClue2.Client", "Start")["error"] == nil)
             #expect(harness.host?.isRunning == true)
         }
     }

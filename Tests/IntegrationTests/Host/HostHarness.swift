@@ -110,7 +110,7 @@ final class HostHarness: Sendable {
         while true {
             if let found = all.first(where: { $0.at >= start && matches($0.event) }) { return found }
             guard ContinuousClock.now < deadline else { return nil }
-            try? await Task.sleep(for: .milliseconds(5))
+            do { try await Task.sleep(for: .milliseconds(5)) } catch { return nil }  // cancelled: no spin
         }
     }
 

@@ -50,7 +50,7 @@ final class NotifyListener: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let found = messages.first(where: { $0.lines.contains(where: match) }) { return found }
-            try? await Task.sleep(for: .milliseconds(20))
+            do { try await Task.sleep(for: .milliseconds(20)) } catch { return nil }  // cancelled: no spin
         }
         return nil
     }

@@ -29,7 +29,7 @@ final class Recorder<Element: Sendable>: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if condition(elements) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { break }  // cancelled: no spin
         }
         return condition(elements)
     }
@@ -40,7 +40,7 @@ final class Recorder<Element: Sendable>: Sendable {
         var count = -1
         while ContinuousClock.now < deadline, elements.count != count {
             count = elements.count
-            try? await Task.sleep(for: Tools.bound(quiet))
+            do { try await Task.sleep(for: Tools.bound(quiet)) } catch { return }
         }
     }
 
