@@ -181,7 +181,7 @@ enum ArticleSnippets {
     /// The manifest of "Getting started", as printed, resolves for a tracker beside a clone named
     /// as the article says (a link to this repository here): `swift package describe` loads the
     /// whole graph, products and their packages' identities included, without building it.
-    @Test(.timeLimit(.minutes(5))) func theManifestResolvesAsPrinted() throws {
+    @Test(.timeLimit(.minutes(5))) func theManifestResolvesAsPrinted() async throws {
         let manifests = ArticleSnippets.manifests(in: try ArticleSnippets.markdown(of: "GettingStarted"))
         let manifest = try #require(manifests.first, "Getting started prints a manifest")
         let root = ArticleSnippets.readme.deletingLastPathComponent()
@@ -200,12 +200,17 @@ enum ArticleSnippets {
         let describe = Process()
         describe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         describe.arguments = ["swift", "package", "--package-path", tracker.path, "describe", "--type", "json"]
-        let output = Pipe()
+        let printed = tracker.appendingPathComponent("describe.txt")
+        _ = FileManager.default.createFile(atPath: printed.path, contents: nil)
+        let output = try FileHandle(forWritingTo: printed)
         describe.standardOutput = output
         describe.standardError = output
         try describe.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        describe.waitUntilExit()
+        defer { if describe.isRunning { describe.terminate() } }
+        // Polled: a blocking read or `waitUntilExit()` would hold one of the few threads every
+        // test's tasks share (waitUntilExit deadlocked both here: PLATFORM-NOTES.md).
+        while describe.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        let text = try String(contentsOf: printed, encoding: .utf8)
         #expect(describe.terminationStatus == 0, "the manifest as printed: \(text.suffix(2_000))")
         #expect(text.contains("\"name\" : \"Tracker\""), "swift package describe printed the tracker's package")
     }

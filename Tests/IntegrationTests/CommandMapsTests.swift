@@ -60,7 +60,9 @@ import Testing
         let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let alone = "\(folder)/keepalive"
-        try FileManager.default.copyItem(atPath: try Tools.keepalive.path, toPath: alone)
+        // Copied by cp, not by this process: a file this process held open for writing while
+        // another test's child was between its fork and its exec could not be run ("Text file busy").
+        #expect(runToEnd("/bin/cp", [try Tools.keepalive.path, alone]) == 0)
         let journal = try await runCommand(alone, ["journal", "status", "--journal", "\(folder)/journal.sqlite"])
         #expect(journal.exitCode == 1)
         #expect(journal.error.contains("keepalive-journal is not installed beside \(alone)"), "\(journal.error)")
@@ -89,10 +91,8 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-        }
+        // Killed, not awaited (a `defer` cannot; never `waitUntilExit()` in a test: ProcessEnd.swift).
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         // The writer's open succeeds once the command has opened the FIFO to read.
         let deadline = ContinuousClock.now + Tools.patience
         var writer: Int32 = -1
@@ -125,12 +125,18 @@ import Testing
         process.executableURL = try Tools.keepalive
         process.arguments = arguments.map { $0.replacingOccurrences(of: "FOLDER", with: folder) }
         process.environment = ProcessInfo.processInfo.environment.merging(["LD_DEBUG": "files"]) { $1 }
-        let errors = Pipe()
+        // What the loader says goes to a file, read once the command has ended: neither a blocking
+        // read nor `waitUntilExit()` holds one of the threads tasks share (ProcessEnd.swift).
+        let errors = "\(folder)/loader.txt"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        guard await process.ended(within: Tools.patience) else {
+            kill(process.processIdentifier, SIGKILL)
+            throw CommandEnded("keepalive \(arguments.joined(separator: " ")) did not end within \(Tools.patience)")
+        }
+        let text = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         #expect(process.terminationStatus == 0, "keepalive \(arguments.joined(separator: " ")): \(text.suffix(300))")
         // "file=libFoundation.so [0];  needed by ..." and "calling init: /path/to/object"
         var objects: Set<String> = [try Tools.keepalive.path]

@@ -179,7 +179,10 @@ struct SignalTests {
                 kill(process.processIdentifier, SIGKILL)
                 Issue.record("round \(round): keepalive \(command) lost the SIGTERM that came during its start-up")
             }
-            process.waitUntilExit()
+            guard await process.ended() else {
+                Issue.record("round \(round): keepalive \(command) still runs 30 s after SIGKILL")
+                continue
+            }
             #expect(
                 process.terminationReason == .exit && process.terminationStatus == 0,
                 "round \(round): keepalive \(command) ended by \(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)"

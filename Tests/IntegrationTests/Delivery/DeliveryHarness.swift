@@ -54,7 +54,7 @@ final class ChildProcess {
         }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            guard await process.ended() else { return -1 }
         }
         return process.terminationStatus
     }

@@ -77,7 +77,7 @@ import Testing
         guard mounted.exitCode == 0 else {
             throw ToolMissing("mounting a small tmpfs needs root (CI runs as root): \(mounted.error)")
         }
-        defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: ["-l", mount]).waitUntilExit() }
+        defer { runToEnd("/bin/umount", ["-l", mount]) }
         func held(_ output: String) -> Int? {
             output.split(separator: "\n").compactMap { line -> Int? in
                 guard line.contains(#""held":"#), let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -134,7 +134,7 @@ import Testing
             throw ToolMissing("mounting an ext4 image needs root and loop devices (CI runs as root): \(mounted.error)")
         }
         var isMounted = true
-        defer { if isMounted { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: ["-l", mount]).waitUntilExit() } }
+        defer { if isMounted { runToEnd("/bin/umount", ["-l", mount]) } }
         let device = try await run("/bin/findmnt", ["-n", "-o", "SOURCE", mount]).trimmingCharacters(in: .whitespacesAndNewlines)
         let journal = "\(mount)/journal.sqlite"
         let service = try await MQTTDeliveryTests.service(

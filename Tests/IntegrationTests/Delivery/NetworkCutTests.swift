@@ -46,8 +46,8 @@ import Testing
         }
 
         deinit {
-            _ = try? Process.run(URL(fileURLWithPath: "/usr/sbin/ip"), arguments: ["netns", "delete", namespace]).waitUntilExit()
-            _ = try? Process.run(URL(fileURLWithPath: "/usr/sbin/ip"), arguments: ["link", "delete", outside]).waitUntilExit()
+            runToEnd("/usr/sbin/ip", ["netns", "delete", namespace])
+            runToEnd("/usr/sbin/ip", ["link", "delete", outside])
         }
     }
 

@@ -74,11 +74,11 @@ final class GeoClueHarness {
         try await eventually("dbus-daemon to listen on \(socket)", context: { [bus] in bus.output }) { FileManager.default.fileExists(atPath: socket) }
     }
 
+    /// Kills the host and the bus without waiting for them (nothing can be awaited here, and
+    /// `waitUntilExit()` must not be called from a task: ProcessEnd.swift); Foundation reaps them.
     deinit {
         host?.signal(SIGKILL)
         bus.signal(SIGKILL)
-        _ = host?.process.waitUntilExit()
-        bus.process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

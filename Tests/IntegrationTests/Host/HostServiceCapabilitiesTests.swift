@@ -69,7 +69,7 @@ struct HostServiceCapabilitiesTests {
         }
 
         _ = try await runCommand(keepalive, ["host", "background", "--socket", socket, "--app", "beat"])
-        try await waitUntil(timeout: .seconds(10)) { status(keepalive, socket)?.frozen == true }
+        try await waitUntilAnswered(timeout: .seconds(10)) { try await status(keepalive, socket)?.frozen == true }
         let beats = heartbeat.count
         try await Task.sleep(for: .milliseconds(500))
         #expect(heartbeat.count <= beats + 1)
@@ -88,15 +88,8 @@ struct HostServiceCapabilitiesTests {
         #expect(heartbeat.count <= last + 1, "the app outlived the host")
     }
 
-    private func status(_ keepalive: String, _ socket: String) -> HostAppStatus? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: keepalive)
-        process.arguments = ["host", "status", "--socket", socket, "--app", "beat", "--json"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        guard (try? process.run()) != nil else { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try? JSONDecoder().decode(HostAppStatus.self, from: data)
+    private func status(_ keepalive: String, _ socket: String) async throws -> HostAppStatus? {
+        let result = try await runCommand(keepalive, ["host", "status", "--socket", socket, "--app", "beat", "--json"])
+        return try? JSONDecoder().decode(HostAppStatus.self, from: Data(result.lines.joined(separator: "\n").utf8))
     }
 }
