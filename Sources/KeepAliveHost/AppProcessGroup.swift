@@ -23,6 +23,8 @@ public final class AppProcessGroup: Sendable {
     private struct GroupState {
         /// The session leader (the app's first process), for signals.
         var leader: pid_t?
+        /// When the leader started: with its pid, it names that one process.
+        var leaderStart: UInt64?
         /// Frozen as the host last asked (the kernel's answer is ``isFrozen``).
         var isFreezeRequested = false
         /// Processes stopped with SIGSTOP (signals, or a v1 freezer stuck in FREEZING).
@@ -62,9 +64,23 @@ public final class AppProcessGroup: Sendable {
     public var leader: Int32? {
         get { state.withLock { $0.leader } }
         set {
-            state.withLock { $0.leader = newValue }
+            let start = newValue.flatMap(ProcFS.startTime(of:))
+            state.withLock { state in
+                state.leader = newValue
+                state.leaderStart = start
+            }
             if let newValue { events?.follow(newValue, as: app) }
         }
+    }
+
+    /// The leader while it is still the process that was launched: once it has ended, its pid
+    /// (and so its session id) can be taken by a stranger (pids wrap at 32,768 on many systems),
+    /// and the session would then be a stranger's. The app's processes that outlive the leader
+    /// are the ones the kernel's events follow.
+    private var liveLeader: pid_t? {
+        let (leader, start) = state.withLock { ($0.leader, $0.leaderStart) }
+        guard let leader, let start, ProcFS.startTime(of: leader) == start, ProcFS.state(of: leader) != "Z" else { return nil }
+        return leader
     }
 
     /// Processes stopped with SIGSTOP now, for a watchdog to continue if the host dies.
@@ -120,6 +136,7 @@ public final class AppProcessGroup: Sendable {
         } else {
             // The session, what the kernel saw the app start wherever it went (setsid, orphaned
             // to pid 1), and their children it has not told of yet.
+            let leader = liveLeader
             let followed = Set(events?.processes(of: app) ?? []).union(leader.map { [$0] } ?? [])
             pids = ProcessTable.now().processes(descendingFrom: followed, session: leader).sorted()
         }
@@ -132,6 +149,7 @@ public final class AppProcessGroup: Sendable {
     public func escapes() -> [Escape] {
         let table = ProcessTable.now()
         let members = Set(processes())
+        let leader = liveLeader
         let roots = members.union(leader.map { [$0] } ?? [])
         let found = table.processes(descendingFrom: roots, session: leader)
         return found.subtracting(members).sorted().map { pid in
@@ -191,7 +209,7 @@ public final class AppProcessGroup: Sendable {
             return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
         case .signal, .auto:
             if events?.isFollowed(pid, as: app) == true { return true }
-            guard let leader else { return false }
+            guard let leader = liveLeader else { return false }
             return ProcFS.session(of: pid) == leader
         }
     }

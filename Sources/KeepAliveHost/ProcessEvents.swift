@@ -14,8 +14,9 @@ final class ProcessEvents: Sendable {
     private let state = Locked(State())
 
     private struct State {
-        /// Each followed process's app.
-        var owners: [Int32: String] = [:]
+        /// Each followed process's app, and when the process started: with its pid, that names
+        /// the one process (a pid whose exit was missed may be someone else's by now).
+        var owners: [Int32: Owner] = [:]
         /// The latest forks and exits, for a process followed only once it has already forked
         /// (its launch returns after the kernel told of its first children).
         var recent = RecentForks()
@@ -51,7 +52,7 @@ final class ProcessEvents: Sendable {
                     for index in stride(from: 0, to: count, by: 3) {
                         let (kind, pid, parent) = (events[index], events[index + 1], events[index + 2])
                         if kind == 1 {
-                            if let app = state.owners[parent] { state.owners[pid] = app }
+                            if let owner = state.owners[parent] { state.owners[pid] = Owner(owner.app, pid) }
                             state.recent.forked(pid, from: parent)
                         } else {
                             state.owners[pid] = nil
@@ -93,22 +94,41 @@ final class ProcessEvents: Sendable {
 
     deinit { source.cancel() }
 
-    /// Follows `pid` as `app`'s, with the children the kernel told of before.
+    /// Follows `pid` as `app`'s, with the children the kernel told of before; nothing when the
+    /// kernel already told of its exit (its pid would soon be someone else's).
     func follow(_ pid: Int32, as app: String) {
         state.withLock { state in
-            state.owners[pid] = app
-            for child in state.recent.livingDescendants(of: pid) { state.owners[child] = app }
+            guard !state.recent.hasExited(pid) else { return }
+            state.owners[pid] = Owner(app, pid)
+            for child in state.recent.livingDescendants(of: pid) { state.owners[child] = Owner(app, child) }
         }
     }
 
     /// The processes followed as `app`'s now.
     func processes(of app: String) -> [Int32] {
-        state.read { state in state.owners.compactMap { $0.value == app ? $0.key : nil } }
+        state.read { state in state.owners.compactMap { $0.value.app == app ? $0.key : nil } }.filter(isStill)
     }
 
     /// Whether `pid` is followed as `app`'s.
     func isFollowed(_ pid: Int32, as app: String) -> Bool {
-        state.read { $0.owners[pid] == app }
+        state.read { $0.owners[pid]?.app == app } && isStill(pid)
+    }
+
+    /// A followed process and its start.
+    private struct Owner {
+        let app: String
+        let start: UInt64?
+
+        init(_ app: String, _ pid: Int32) {
+            self.app = app
+            start = ProcFS.startTime(of: pid)
+        }
+    }
+
+    /// Whether `pid` is still the process that was followed under that pid.
+    private func isStill(_ pid: Int32) -> Bool {
+        guard let start = state.read({ $0.owners[pid]?.start }) else { return false }
+        return ProcFS.startTime(of: pid) == start
     }
 
     /// How many times the kernel dropped events since the start.

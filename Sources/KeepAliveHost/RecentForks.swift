@@ -47,6 +47,19 @@ struct RecentForks: Sendable {
         return descendants
     }
 
+    /// Whether `pid` exited after its last fork kept here (a process that ended before it was
+    /// followed: following it would follow whoever gets its pid next).
+    func hasExited(_ pid: Int32) -> Bool {
+        for event in events.reversed() {
+            switch event {
+            case .exit(pid): return true
+            case .fork(pid, _): return false
+            default: continue
+            }
+        }
+        return false
+    }
+
     private mutating func append(_ event: Event) {
         events.append(event)
         if events.count > capacity { events.removeFirst(capacity / 4) }

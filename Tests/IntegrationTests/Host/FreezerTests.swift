@@ -92,6 +92,65 @@ struct FreezerTests {
         #expect(fallback.kind == .signal && fallback.reason.contains("falling back"))
     }
 
+    /// Once an app's first process has ended, its pid, which is its session's id, can be given
+    /// to a stranger: pids wrap (at 32,768 here) and a test run starts thousands of processes. A
+    /// stranger with that pid and a session of its own (as `setsid` makes, as gpsfake's tests
+    /// start it) is not the app's: not among its processes, not stopped by its freeze. Before,
+    /// it was both (a gpsd stopped so in a test run went silent for minutes). The stranger gets the
+    /// pid through `ns_last_pid` (root); another process may take it first, so it is tried again.
+    @Test func aStrangerGivenTheEndedLeadersPidIsNotTheApps() async throws {
+        let group = try Freezer.choose(.signal).makeGroup(for: "short-lived")
+        defer {
+            group.signalAll(SIGKILL)
+            try? group.remove()
+        }
+        let leader = try group.launch(["true"])
+        var status: Int32 = 0
+        waitpid(leader, &status, 0)
+        // A start time counts clock ticks (10 ms): a pid comes back only after every other pid
+        // was used, never within a tick, as it would here without this pause.
+        try await Task.sleep(for: .milliseconds(50))
+        var stranger: pid_t = -1
+        for _ in 0..<50 where stranger != leader {
+            try "\(leader - 1)".write(toFile: "/proc/sys/kernel/ns_last_pid", atomically: false, encoding: .utf8)
+            stranger = try Self.spawnInItsOwnSession(["/bin/sleep", "60"])
+            if stranger != leader {
+                kill(stranger, SIGKILL)
+                waitpid(stranger, &status, 0)
+            }
+        }
+        try #require(stranger == leader, "no process got pid \(leader) again in 50 tries")
+        defer {
+            kill(stranger, SIGKILL)
+            waitpid(stranger, &status, 0)
+        }
+        #expect(Self.stat(stranger)?[3] == "\(leader)", "the stranger leads a session with the leader's id")
+        #expect(!group.processes().contains(stranger))
+        #expect(!group.contains(stranger))
+        try await group.freeze(timeout: Self.patience)
+        #expect(Self.stat(stranger)?[0] != "T", "the app's freeze stopped a stranger")
+    }
+
+    /// `/proc/PID/stat` after the command's name: state, parent, group, session...
+    static func stat(_ pid: pid_t) -> [Substring]? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
+    }
+
+    /// `arguments` started in a new session, as `setsid` starts it; its pid.
+    static func spawnInItsOwnSession(_ arguments: [String]) throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID, which Swift's Glibc does not export
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let error = posix_spawn(&pid, arguments[0], nil, &attributes, &argv, environ)
+        guard error == 0 else { throw POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO) }
+        return pid
+    }
+
     @Test func aCommandThatDoesNotExistIsAClearError() throws {
         let group = try Freezer.choose(.signal).makeGroup(for: "missing")
         let error = #expect(throws: HostError.self) { try group.launch(["no-such-command-here"]) }
@@ -117,6 +176,22 @@ struct Heartbeat {
 }
 
 /// Polls `condition` every 10 ms until it holds; fails after `timeout`.
+/// ``waitUntil(timeout:sourceLocation:_:)`` for a condition that itself waits (a command's answer).
+func waitUntilAnswered(
+    timeout: Duration,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + Tools.bound(timeout)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition did not hold within \(timeout)", sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
 func waitUntil(
     timeout: Duration,
     sourceLocation: SourceLocation = #_sourceLocation,
