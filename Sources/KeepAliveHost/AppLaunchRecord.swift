@@ -131,8 +131,8 @@ extension AppHost {
             app.eventWakes = configuration.eventWakes
             app.quitByUser = record.terminated
             app.reason = record.terminated ? "terminated by request (before this host started)" : "not running when this host started"
-            if freezer.kind == .signal, let leader = record.leader, let start = record.leaderStart,
-                ProcFS.startTime(of: leader) == start, ProcFS.state(of: leader) != "Z"
+            if freezer.kind == .signal, let leader = record.leader, ProcFS.isProcess(leader, startedAt: record.leaderStart),
+                ProcFS.state(of: leader) != "Z"
             {
                 app.group.leader = leader  // its session, and what the kernel sees it start from now on
                 app.group.thawNow()

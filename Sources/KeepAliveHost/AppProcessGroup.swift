@@ -79,7 +79,7 @@ public final class AppProcessGroup: Sendable {
     /// are the ones the kernel's events follow.
     private var liveLeader: pid_t? {
         let (leader, start) = state.withLock { ($0.leader, $0.leaderStart) }
-        guard let leader, let start, ProcFS.startTime(of: leader) == start, ProcFS.state(of: leader) != "Z" else { return nil }
+        guard let leader, ProcFS.isProcess(leader, startedAt: start) else { return nil }
         return leader
     }
 

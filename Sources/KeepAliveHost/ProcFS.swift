@@ -54,6 +54,12 @@ enum ProcFS {
     /// (a pid is used again; a pid and its start time are not).
     static func startTime(of pid: pid_t) -> UInt64? { stat(pid).flatMap { $0.count > 19 ? UInt64($0[19]) : nil } }
 
+    /// Whether `pid` still names the process that started at `start` (its ``startTime(of:)``
+    /// then): false once that process is gone, its pid free or another process's.
+    static func isProcess(_ pid: pid_t, startedAt start: UInt64?) -> Bool {
+        start != nil && startTime(of: pid) == start
+    }
+
     /// The process's session id.
     static func session(of pid: pid_t) -> pid_t? { stat(pid).flatMap { $0.count > 3 ? pid_t($0[3]) : nil } }
 

@@ -14,8 +14,7 @@ final class ProcessEvents: Sendable {
     private let state = Locked(State())
 
     private struct State {
-        /// Each followed process's app, and when the process started: with its pid, that names
-        /// the one process (a pid whose exit was missed may be someone else's by now).
+        /// Each followed process's app and start.
         var owners: [Int32: Owner] = [:]
         /// The latest forks and exits, for a process followed only once it has already forked
         /// (its launch returns after the kernel told of its first children).
@@ -106,15 +105,19 @@ final class ProcessEvents: Sendable {
 
     /// The processes followed as `app`'s now.
     func processes(of app: String) -> [Int32] {
-        state.read { state in state.owners.compactMap { $0.value.app == app ? $0.key : nil } }.filter(isStill)
+        state.read { $0.owners.filter { $0.value.app == app } }.compactMap { pid, owner in
+            ProcFS.isProcess(pid, startedAt: owner.start) ? pid : nil
+        }
     }
 
     /// Whether `pid` is followed as `app`'s.
     func isFollowed(_ pid: Int32, as app: String) -> Bool {
-        state.read { $0.owners[pid]?.app == app } && isStill(pid)
+        guard let owner = state.read({ $0.owners[pid] }), owner.app == app else { return false }
+        return ProcFS.isProcess(pid, startedAt: owner.start)
     }
 
-    /// A followed process and its start.
+    /// A followed process's app and start: with its pid, the start names that one process (a
+    /// pid whose exit was missed may be someone else's by now).
     private struct Owner {
         let app: String
         let start: UInt64?
@@ -123,12 +126,6 @@ final class ProcessEvents: Sendable {
             self.app = app
             start = ProcFS.startTime(of: pid)
         }
-    }
-
-    /// Whether `pid` is still the process that was followed under that pid.
-    private func isStill(_ pid: Int32) -> Bool {
-        guard let start = state.read({ $0.owners[pid]?.start }) else { return false }
-        return ProcFS.startTime(of: pid) == start
     }
 
     /// How many times the kernel dropped events since the start.

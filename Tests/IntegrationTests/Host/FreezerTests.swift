@@ -113,7 +113,7 @@ struct FreezerTests {
         var stranger: pid_t = -1
         for _ in 0..<50 where stranger != leader {
             try "\(leader - 1)".write(toFile: "/proc/sys/kernel/ns_last_pid", atomically: false, encoding: .utf8)
-            stranger = try Self.spawnInItsOwnSession(["/bin/sleep", "60"])
+            stranger = try spawn(["/bin/sleep", "60"], ownSession: true)
             if stranger != leader {
                 kill(stranger, SIGKILL)
                 waitpid(stranger, &status, 0)
@@ -135,20 +135,6 @@ struct FreezerTests {
     static func stat(_ pid: pid_t) -> [Substring]? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
         return text[text.index(after: close)...].split(separator: " ")
-    }
-
-    /// `arguments` started in a new session, as `setsid` starts it; its pid.
-    static func spawnInItsOwnSession(_ arguments: [String]) throws -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID, which Swift's Glibc does not export
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let error = posix_spawn(&pid, arguments[0], nil, &attributes, &argv, environ)
-        guard error == 0 else { throw POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO) }
-        return pid
     }
 
     @Test func aCommandThatDoesNotExistIsAClearError() throws {
@@ -175,30 +161,15 @@ struct Heartbeat {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Polls `condition` every 10 ms until it holds; fails after `timeout`.
-/// ``waitUntil(timeout:sourceLocation:_:)`` for a condition that itself waits (a command's answer).
-func waitUntilAnswered(
+/// Polls `condition` every 10 ms until it holds; fails after `timeout`. The condition may
+/// itself wait (a command's answer).
+func waitUntil(
     timeout: Duration,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + Tools.bound(timeout)
     while try await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition did not hold within \(timeout)", sourceLocation: sourceLocation)
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
-
-func waitUntil(
-    timeout: Duration,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + Tools.bound(timeout)
-    while !condition() {
         guard ContinuousClock.now < deadline else {
             Issue.record("condition did not hold within \(timeout)", sourceLocation: sourceLocation)
             throw CancellationError()

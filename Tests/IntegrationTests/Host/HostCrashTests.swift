@@ -70,18 +70,7 @@ struct HostCrashTests {
 
     /// Starts `keepalive` (or any program) with `arguments`, standard output to /dev/null: a process of the test's own.
     static func startHost(_ keepalive: String, _ arguments: [String]) throws -> pid_t {
-        var pid: pid_t = 0
-        let argv = [keepalive] + arguments
-        var pointers = argv.map { strdup($0) } + [nil]
-        defer { for pointer in pointers { free(pointer) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        guard posix_spawn(&pid, keepalive, &actions, nil, &pointers, environ) == 0 else {
-            throw ToolMissing("cannot start \(keepalive)")
-        }
-        return pid
+        try spawn([keepalive] + arguments, quietOutput: true)
     }
 }
 

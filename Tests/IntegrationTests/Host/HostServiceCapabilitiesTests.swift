@@ -69,7 +69,7 @@ struct HostServiceCapabilitiesTests {
         }
 
         _ = try await runCommand(keepalive, ["host", "background", "--socket", socket, "--app", "beat"])
-        try await waitUntilAnswered(timeout: .seconds(10)) { try await status(keepalive, socket)?.frozen == true }
+        try await waitUntil(timeout: .seconds(10)) { try await status(keepalive, socket)?.frozen == true }
         let beats = heartbeat.count
         try await Task.sleep(for: .milliseconds(500))
         #expect(heartbeat.count <= beats + 1)

@@ -21,15 +21,33 @@ extension Process {
     }
 }
 
+/// Starts `arguments` (a path, then its arguments) with `posix_spawn`: no run loop, and no
+/// monitor of Foundation's that would reap it. In a session of its own with `ownSession` (as
+/// `setsid` starts a program), standard output to /dev/null with `quietOutput`. Its pid, for
+/// `waitpid`.
+func spawn(_ arguments: [String], ownSession: Bool = false, quietOutput: Bool = false) throws -> pid_t {
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    if ownSession { posix_spawnattr_setflags(&attributes, 0x80) }  // POSIX_SPAWN_SETSID, not exported by Swift's Glibc
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    if quietOutput { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
+    var pid: pid_t = 0
+    let error = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+    guard error == 0 else { throw ToolMissing("cannot start \(arguments[0]): \(String(cString: strerror(error)))") }
+    return pid
+}
+
 /// Runs a short command to its end from code that cannot wait asynchronously (a `defer`, a
-/// `deinit`): `posix_spawn` and `waitpid` on its own process, no run loop. Its exit status, or
-/// -1 when it could not be started or was killed by a signal.
+/// `deinit`): ``spawn(_:ownSession:quietOutput:)`` and `waitpid` on its own process, no run
+/// loop. Its exit status, or -1 when it could not be started or was killed by a signal.
 @discardableResult
 func runToEnd(_ path: String, _ arguments: [String]) -> Int32 {
-    var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, path, nil, nil, &argv, environ) == 0 else { return -1 }
+    guard let pid = try? spawn([path] + arguments) else { return -1 }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 {
         guard errno == EINTR else { return -1 }
