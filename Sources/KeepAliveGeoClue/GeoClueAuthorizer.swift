@@ -1,5 +1,3 @@
-import CSDBus
-import Glibc
 import KeepAliveCore
 import Logging
 
@@ -27,14 +25,14 @@ enum GeoClueAccess: Equatable {
 final class GeoClueAuthorizer {
     private let file: @Sendable (String) -> AuthorizationFile
     private let apps: any GeoClueHostedApps
-    private let api: UnsafePointer<csdbus_table>
+    private let sessions: LogindSessions
     private let logger: Logger
     private var managers: [String: (manager: LocationAuthorizationManager, read: Double)] = [:]
 
-    init(file: @escaping @Sendable (String) -> AuthorizationFile, apps: any GeoClueHostedApps, api: UnsafePointer<csdbus_table>, logger: Logger) {
+    init(file: @escaping @Sendable (String) -> AuthorizationFile, apps: any GeoClueHostedApps, sessions: LogindSessions, logger: Logger) {
         self.file = file
         self.apps = apps
-        self.api = api
+        self.sessions = sessions
         self.logger = logger
     }
 
@@ -53,7 +51,7 @@ final class GeoClueAuthorizer {
                 return apps.isInForeground(app)
                     ? .deliver(upTo: level) : .paused("\(app) is authorized when in use and is in the background under the host")
             }
-            return isInActiveSession(client.pid)
+            return sessions.isInActiveSession(client.pid)
                 ? .deliver(upTo: level)
                 : .paused(
                     "\(app) is authorized when in use, and its process \(client.pid) is in no active logind session "
@@ -79,13 +77,5 @@ final class GeoClueAuthorizer {
         let manager = LocationAuthorizationManager(application: app, file: file(app), logger: logger)
         managers[app] = (manager, GeoClueServer.now())
         return manager.snapshot
-    }
-
-    /// Whether logind has `pid` in a session that is active now.
-    private func isInActiveSession(_ pid: Int32) -> Bool {
-        var session: UnsafeMutablePointer<CChar>?
-        guard api.pointee.sd_pid_get_session!(pid, &session) >= 0, let session else { return false }
-        defer { free(session) }
-        return api.pointee.sd_session_is_active!(session) > 0
     }
 }

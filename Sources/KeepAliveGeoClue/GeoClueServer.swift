@@ -48,7 +48,7 @@ final class GeoClueServer {
         self.logger = logger
         self.watch = watch
         self.emit = emit
-        authorizer = GeoClueAuthorizer(file: configuration.authorizationFile, apps: apps, api: bus.api, logger: logger)
+        authorizer = GeoClueAuthorizer(file: configuration.authorizationFile, apps: apps, sessions: LogindSessions(api: bus.api), logger: logger)
         handlers = .allocate(capacity: 1)
         handlers.initialize(to: csdbus_handlers())
         handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()

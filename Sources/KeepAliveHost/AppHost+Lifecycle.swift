@@ -16,7 +16,7 @@ extension AppHost {
     private func modelDidChange(_ id: String, _ event: AppEvent) {
         guard let app = apps[id] else { return }
         emit(.lifecycle(app: app.id, event))
-        let inForeground = app.model.state == .active || app.model.state == .inactive
+        let inForeground = app.model.state.isInForeground
         foregroundApps.withLock { if inForeground { $0.insert(id) } else { $0.remove(id) } }
         defer {
             updateWatch()  // a when-in-use app's conditions are watched only in the foreground

@@ -63,18 +63,16 @@ extension AppHost {
 
     /// As on iOS: always monitors from anywhere; when in use only from the foreground.
     private func requireMonitoringAllowed(_ app: HostedApp) throws(HostError) {
-        switch app.model.authorization {
-        case .always:
-            return
+        let authorization = app.model.authorization
+        guard !authorization.allowsLocation(in: app.model.state) else { return }
+        switch authorization {
         case .whenInUse:
-            guard app.model.state == .active || app.model.state == .inactive else {
-                throw HostError(
-                    .notPermitted,
-                    "app \(app.id) is authorized for location only when in use: it may monitor only while in the foreground, "
-                        + "and its conditions are watched only then. Authorize it always to monitor from the background "
-                        + "(keepalive auth set \(app.id) always)"
-                )
-            }
+            throw HostError(
+                .notPermitted,
+                "app \(app.id) is authorized for location only when in use: it may monitor only while in the foreground, "
+                    + "and its conditions are watched only then. Authorize it always to monitor from the background "
+                    + "(keepalive auth set \(app.id) always)"
+            )
         default:
             throw HostError(
                 .notPermitted,
@@ -114,12 +112,9 @@ extension AppHost {
     /// it, as iOS does not relaunch an app the user quit).
     func watchesConditions(of app: HostedApp) -> Bool {
         guard let monitor = app.monitor, !monitor.identifiers.isEmpty else { return false }
-        let running = app.pid != nil
-        switch app.authorization.status {
-        case .always: return running || app.mayBeLaunched
-        case .whenInUse: return running && (app.model.state == .active || app.model.state == .inactive)
-        default: return false
-        }
+        let authorization = app.authorization.status
+        guard app.pid != nil else { return authorization == .always && app.mayBeLaunched }
+        return authorization.allowsLocation(in: app.model.state)
     }
 
     /// Opens the watch when some app's conditions are watched or another service of the host

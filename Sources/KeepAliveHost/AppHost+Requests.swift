@@ -270,8 +270,7 @@ extension AppHost {
         } catch {
             if let pid = app.pid {  // started, but not as it must run: it does not run at all
                 stopEverything(of: app, with: SIGKILL)
-                var status: Int32 = 0
-                waitpid(pid, &status, 0)
+                _ = ExitStatus.reap(pid, waiting: true)
             }
             if let previous {
                 previous.pending = app.pending
@@ -361,10 +360,9 @@ extension AppHost {
         guard app.group.path != nil else { return }  // signals: the session is made by the spawn itself
         let deadline = clock.now + .seconds(10)
         while !app.group.contains(pid), !AppLauncher.hasJoined(pid) {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
+            if let status = ExitStatus.reap(pid) {
                 app.pid = nil
-                throw HostError(.launchFailed, "app \(app.id) ended before it joined its group (status \(status))")
+                throw HostError(.launchFailed, "app \(app.id) ended before it joined its group (\(status))")
             }
             guard clock.now < deadline else {
                 kill(pid, SIGKILL)
@@ -385,7 +383,7 @@ extension AppHost {
     /// The compositor's "background": the app hears it and begins its tasks before the model
     /// counts (as an iOS app's didEnterBackground handler runs before it can be suspended).
     private func moveToBackground(_ app: HostedApp) async {
-        guard app.model.state == .active || app.model.state == .inactive else { return }
+        guard app.model.state.isInForeground else { return }
         // The budget starts here, before the app's own copy of it: its expiration never comes first.
         app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
         if await ask(app, HostNotice(.lifecycle, event: "background")) == false {

@@ -385,10 +385,10 @@ public actor AppHost {
         let playing = listening ? audio.playingProcesses() : []
         for app in apps.values {
             if let pid = app.pid {
-                var status: Int32 = 0
                 if app.isAdopted {
-                    if app.group.processes().isEmpty { appExited(app, status: 0) }  // not our child: no status
-                } else if waitpid(pid, &status, WNOHANG) == pid {
+                    // Not the host's child: no status.
+                    if app.group.processes().isEmpty { appExited(app, status: ExitStatus(waitStatus: 0)) }
+                } else if let status = ExitStatus.reap(pid) {
                     appExited(app, status: status)
                 }
             }
@@ -409,11 +409,11 @@ public actor AppHost {
         }
     }
 
-    private func appExited(_ app: HostedApp, status: Int32) {
+    private func appExited(_ app: HostedApp, status: ExitStatus) {
         app.pid = nil
         app.exitWatch?.cancel()
         app.exitWatch = nil
-        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let code = status.code
         emit(.exited(app: app.id, status: code))
         if app.model.state != .notRunning {
             app.reason = app.reason ?? "exited with status \(code)"
@@ -455,10 +455,7 @@ public actor AppHost {
         }
         for app in apps.values {
             stopEverything(of: app, with: SIGKILL)  // the first process too, should it have left the group
-            if let pid = app.pid, !app.isAdopted {
-                var status: Int32 = 0
-                waitpid(pid, &status, 0)
-            }
+            if let pid = app.pid, !app.isAdopted { _ = ExitStatus.reap(pid, waiting: true) }
             for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
             try? app.group.remove()
             app.watcher?.cancel()

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import KeepAliveCore
 
 /// One client of a host socket on the server's event loop: whole request lines in, replies
 /// and notices out, never blocking, within the ``ControlLimits``.
@@ -145,8 +146,9 @@ final class ControlChannel: @unchecked Sendable {
         var chunk = [UInt8](repeating: 0, count: 4096)
         var total = 0
         while total < 65_536, !isFinished {  // then the others' turn
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count < 0, errno == EINTR { continue }
+            let count = SystemCall.retryingOnInterrupt {
+                chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            }
             if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
             guard count > 0 else {  // the end, or the connection reset
                 pauseReading()
@@ -265,8 +267,9 @@ final class ControlChannel: @unchecked Sendable {
     private func flush() {
         guard !isFinished else { return }
         while !output.isEmpty {
-            let sent = output.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if sent < 0, errno == EINTR { continue }
+            let sent = SystemCall.retryingOnInterrupt {
+                output.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            }
             if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK { return waitUntilWritable() }
             guard sent > 0 else { return finish() }  // the client is gone
             output.removeFirst(sent)

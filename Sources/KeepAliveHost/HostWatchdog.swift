@@ -32,10 +32,7 @@ public enum HostWatchdog {
     public static func watch(freezer kind: FreezerKind, name: String, stoppedFile: URL) -> [String] {
         let stoppedFile = stoppedFile.path
         var byte: UInt8 = 0
-        while read(0, &byte, 1) != 0 {
-            if errno == EINTR { continue }
-            if errno != 0 { break }
-        }
+        while SystemCall.retryingOnInterrupt({ read(0, &byte, 1) }) > 0 {}  // until the host's end closes
         var done: [String] = []
         if kind != .signal, let freezer = try? Freezer.choose(kind, name: name), freezer.kind != .signal {
             for group in freezer.thawLeftovers() { done.append("thawed \(group.path ?? group.app)") }

@@ -35,8 +35,9 @@ final class ProcessEvents: Sendable {
             var buffer = [UInt8](repeating: 0, count: 8_192)
             var events = [Int32](repeating: 0, count: 3 * 256)
             while true {
-                let length = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-                if length < 0, errno == EINTR { continue }
+                let length = SystemCall.retryingOnInterrupt {
+                    buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                }
                 if length < 0, errno == ENOBUFS {  // the kernel dropped events: told, and read on
                     state.withLock { $0.lostEvents += 1 }
                     continue

@@ -93,10 +93,9 @@ final class UnixSocket: Sendable {
             count += 1
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeBytes {
-                    send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                let written = SystemCall.retryingOnInterrupt {
+                    bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
                 }
-                if written < 0, errno == EINTR { continue }
                 guard written > 0 else { return false }
                 offset += written
             }
@@ -110,8 +109,7 @@ final class UnixSocket: Sendable {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
+            let count = SystemCall.retryingOnInterrupt { chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) } }
             guard count > 0 else { return }
             buffer.append(contentsOf: chunk[0..<count])
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {

@@ -113,8 +113,7 @@ public struct Simulator {
                 nextFix += 1
                 app.advance(to: at)
                 // As under the host: watched with always, or when in use while in the foreground.
-                let watched = app.authorization == .always || (app.authorization == .whenInUse && app.state == .active)
-                guard watched else { continue }
+                guard app.authorization.allowsLocation(in: app.state) else { continue }
                 for event in monitor?.evaluate(fix) ?? [] {
                     locationEvents += 1
                     record("location event: \(event.identifier) \(event.state)")

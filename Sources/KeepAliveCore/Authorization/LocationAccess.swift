@@ -33,8 +33,7 @@ public enum LocationAccess: Sendable, Hashable {
         case .always:
             return .deliver(reduced: reduced)
         case .whenInUse:
-            let inForeground = appState == .active || appState == .inactive || appState == .notRunning
-            if inForeground || holdsBackgroundSession { return .deliver(reduced: reduced) }
+            if snapshot.status.allowsLocation(in: appState) || holdsBackgroundSession { return .deliver(reduced: reduced) }
             return .paused("when-in-use authorization: no fixes while \(snapshot.application) is in the background")
         case .notDetermined, .denied, .restricted:
             var message = "location is \(snapshot.status) for \(snapshot.application)"

@@ -14,6 +14,13 @@ public enum LocationAuthorization: String, Sendable, Hashable, Codable, CaseIter
     /// Whether location may be used at all.
     public var allowsLocation: Bool { self == .whenInUse || self == .always }
 
+    /// Whether an app so authorized gets location in `state`: with always anywhere, when in use
+    /// in the foreground only. The one home of the rule: fixes (``LocationAccess``), the host's
+    /// watch of an app's conditions and its `monitor` requests, and the simulator.
+    public func allowsLocation(in state: AppState) -> Bool {
+        self == .always || (self == .whenInUse && state.isInForeground)
+    }
+
     /// The name the tool and the file use.
     public var description: String { rawValue }
 }

@@ -184,13 +184,12 @@ public final class LocationAuthorizationManager: Sendable {
     /// in the background for ``temporaryGrantLifetime``, or terminates.
     public func applicationStateChanged(to appState: AppState) {
         let now = time.now()
-        switch appState {
-        case .active, .inactive:
-            state.withLock { $0.backgroundSince = nil }
-        case .background, .suspended:
-            state.withLock { if $0.backgroundSince == nil { $0.backgroundSince = now } }
-        case .notRunning:
+        if appState == .notRunning {
             expireTemporaryGrant(reason: "the app terminated")
+        } else if appState.isInForeground {
+            state.withLock { $0.backgroundSince = nil }
+        } else {
+            state.withLock { if $0.backgroundSince == nil { $0.backgroundSince = now } }
         }
     }
 

@@ -11,6 +11,10 @@ public enum AppState: String, Sendable, Hashable, Codable, CustomStringConvertib
     /// In the background, and its code does not run: no timers, no callbacks.
     case suspended
 
+    /// In the foreground: active, or inactive on its way in or out. The one home of the rule
+    /// the host, the simulator, the location manager and authorization's "allow once" share.
+    public var isInForeground: Bool { self == .active || self == .inactive }
+
     /// Whether the app's own code runs in this state.
     public var isRunning: Bool { self != .notRunning && self != .suspended }
 

@@ -10,8 +10,9 @@ package enum KernelFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
+            let count = SystemCall.retryingOnInterrupt {
+                chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            }
             guard count > 0 else { break }
             bytes.append(contentsOf: chunk[0..<count])
         }

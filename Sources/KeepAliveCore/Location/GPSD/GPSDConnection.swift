@@ -64,11 +64,8 @@ final class GPSDConnection: @unchecked Sendable {
     /// message then: ``readAvailable(_:)`` took every one.
     func waitForData(seconds: Int) -> Bool {
         var socket = pollfd(fd: data.pointee.gps_fd, events: Int16(POLLIN), revents: 0)
-        var ready: Int32
-        repeat {
-            if interrupted.load(ordering: .relaxed) { return false }
-            ready = Glibc.poll(&socket, 1, Int32(seconds * 1_000))
-        } while ready < 0 && errno == EINTR
+        if interrupted.load(ordering: .relaxed) { return false }
+        let ready = SystemCall.retryingOnInterrupt { Glibc.poll(&socket, 1, Int32(seconds * 1_000)) }
         return ready > 0 && !interrupted.load(ordering: .relaxed)
     }
 

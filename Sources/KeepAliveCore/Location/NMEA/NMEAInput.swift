@@ -79,9 +79,7 @@ public final class NMEAInput: Sendable {
     func read(upTo count: Int) throws(LocationError) -> Chunk {
         if isStream {
             var ready = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, 0)
-            if polled == 0 { return .notYet }
-            if polled < 0, errno == EINTR { return .notYet }
+            if SystemCall.retryingOnInterrupt({ poll(&ready, 1, 0) }) == 0 { return .notYet }
         }
         var buffer = [UInt8](repeating: 0, count: count)
         while true {
@@ -102,7 +100,7 @@ public final class NMEAInput: Sendable {
     func waitUntilReadable() {
         guard isStream else { return }
         var ready = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
-        while poll(&ready, 1, -1) < 0, errno == EINTR {}
+        _ = SystemCall.retryingOnInterrupt { poll(&ready, 1, -1) }
     }
 
     private static func reason(_ error: any Error) -> String {
