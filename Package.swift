@@ -231,6 +231,15 @@ let package = Package(
                 "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
+        // The host's and the service's decisions, in their machines (on a test clock).
+        .testTarget(
+            name: "KeepAliveHostTests",
+            dependencies: ["KeepAliveCore", "KeepAliveHost"]
+        ),
+        .testTarget(
+            name: "KeepAliveServiceTests",
+            dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService"]
+        ),
         // The parsers' fuzz findings (NMEA, gpsd JSON, the host's protocol), replayed.
         .testTarget(
             name: "FuzzRegressionTests",

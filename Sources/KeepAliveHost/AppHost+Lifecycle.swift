@@ -23,44 +23,102 @@ extension AppHost {
             poke()  // what the model scheduled from here on (a budget, a grace) may come before the loop's sleep ends
         }
         switch event {
-        case .didEnterBackground:
+        case .didEnterBackground, .didBecomeActive:
             app.since = Date()
             app.reason = nil
-        case .didBecomeActive:
-            app.since = Date()
-            app.reason = nil
-        case .willEnterForeground:
-            app.connection?.send(HostNotice(.lifecycle, event: "foreground"))
         case .suspended(let cause):
             app.since = Date()
             app.reason = cause.description
-            app.generation += 1
-            let generation = app.generation
-            Task { await self.freeze(app, generation: generation) }
-        case .resumed:
-            app.generation += 1
-            app.groupEvents?.stop()
-            app.groupEvents = nil
-            app.socketWake?.stop()
-            app.socketWake = nil
-            app.acknowledge(HostNotice.Kind.willSuspend.rawValue)
-            Task { await self.thaw(app) }
-        case .willTerminate:
-            app.generation += 1
-            let pid = app.pid
-            Task { await self.stop(app, pid: pid) }
         case .terminated(let reason):
             app.since = Date()
-            app.generation += 1
             app.reason = "killed: \(reason)"
-            app.groupEvents?.stop()
-            app.groupEvents = nil
-            app.forgetWakeSockets()
             emit(.killed(app: app.id, reason: reason.description))
-            stopEverything(of: app, with: SIGKILL)
         default:
             break
         }
+        handle(.model(event), for: app)
+    }
+
+    /// Tells the app's machine what happened, and does what it decides.
+    func handle(_ event: HostedAppMachine.Event, for app: HostedApp) {
+        perform(app.machine.handle(event, app.facts(at: elapsed)), for: app)
+    }
+
+    /// Does the machine's actions, in order.
+    func perform(_ actions: [HostedAppMachine.Action], for app: HostedApp) {
+        for action in actions { perform(action, for: app) }
+    }
+
+    /// Does one of the machine's actions: the host's only hands on the app.
+    func perform(_ action: HostedAppMachine.Action, for app: HostedApp) {
+        switch action {
+        case .askBeforeFreezing(let generation):
+            Task {
+                let answered = await ask(app, HostNotice(.willSuspend, deadline: settings.noticeTimeout.secondsValue))
+                handle(.noticeSettled(generation: generation, answered: answered), for: app)
+            }
+        case .freeze(let generation, let answered): Task { await freeze(app, generation: generation, answered: answered) }
+        case .thaw(let generation): Task { await thaw(app, generation: generation) }
+        case .thawUnreported: app.group.thawNow()
+        case .watchWhileFrozen(let generation): watchWhileFrozen(app, generation: generation)
+        case .enforceFreeze: Task { await enforceFreeze(app) }
+        case .stopWatching:
+            app.groupEvents?.stop()
+            app.groupEvents = nil
+            stopWatchingSockets(of: app)
+        case .stopWatchingSockets: stopWatchingSockets(of: app)
+        case .endWait(let kind): app.acknowledge(kind.rawValue)
+        case .send(let notices): for notice in notices { app.connection?.send(notice) }
+        case .wakeForEvent: app.model.wakeForLocationEvent()
+        case .enterBackground(let awaitingHandler, let withEventBudget):
+            enterBackground(app, awaitingHandler: awaitingHandler, withEventBudget: withEventBudget)
+        case .launch(let reason): relaunch(app, reason: reason)
+        case .stopToLaunchAgain: stopToLaunchAgain(app)
+        case .terminate:
+            let pid = app.pid
+            Task { await stop(app, pid: pid) }
+        case .kill:
+            app.forgetWakeSockets()
+            stopEverything(of: app, with: SIGKILL)
+        case .reportWokenForData: emit(.wokenForData(app: app.id))
+        case .reportPutOff(let cause, let after):
+            emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: after))
+            poke()
+        case .reportDelivery: break  // said by the caller, which knows the event
+        }
+    }
+
+    private func stopWatchingSockets(of app: HostedApp) {
+        app.socketWake?.stop()
+        app.socketWake = nil
+    }
+
+    /// Frozen: the kernel's word that the group changed (cgroup v2), and data on the sockets it named.
+    private func watchWhileFrozen(_ app: HostedApp, generation: Int) {
+        let id = app.id
+        if !app.wakeSockets.isEmpty {
+            app.socketWake = SocketWake(descriptors: app.wakeSockets) { [weak self] in
+                Task { await self?.dataArrived(for: id, generation: generation) }
+            }
+        }
+        if let path = app.group.path, app.group.kind == .cgroup2 {
+            app.groupEvents = CgroupEvents(folder: path) { [weak self] in
+                Task { await self?.groupChanged(id, generation: generation) }
+            }
+        }
+    }
+
+    /// Adopted from a host that died and not connected to this one: stopped (SIGTERM, SIGKILL
+    /// after the grace), to be launched again for its location event once its group is gone.
+    private func stopToLaunchAgain(_ app: HostedApp) {
+        app.reason = "adopted and not connected to this host: launched again for its location event"
+        app.group.thawNow()
+        stopEverything(of: app, with: SIGTERM)
+        Task { [clock, grace = configuration.terminationGrace] in
+            try? await clock.sleep(for: grace)
+            if self.apps[app.id] === app, app.pid != nil { self.stopEverything(of: app, with: SIGKILL) }
+        }
+        poke()
     }
 
     /// Scheduled work of the app's, run by the model: the app is told to do it (after the
@@ -82,42 +140,21 @@ extension AppHost {
         apps[id]?.connection?.send(HostNotice(.expiring, task: number))
     }
 
-    /// Tells the app, waits a bounded time for its answer, then freezes it, unless a newer
-    /// decision came meanwhile.
-    private func freeze(_ app: HostedApp, generation: Int) async {
-        let timeout = settings.noticeTimeout
-        let answered = await ask(app, HostNotice(.willSuspend, deadline: timeout.secondsValue))
-        guard app.generation == generation, app.model.state == .suspended else { return }
+    /// Freezes the app's group, and reports it once the kernel says so with every process inside.
+    private func freeze(_ app: HostedApp, generation: Int, answered: Bool?) async {
         do {
             let latency = try await app.group.freeze()
             recordStopped()
-            // Killed while it froze (a status request found a process that left its group): its
-            // stop already thawed the group, so the freeze that came after is undone, unreported.
-            guard app.model.state != .notRunning else {
-                app.group.thawNow()
-                return
-            }
             // Reported only once seen: every process of the app in the group, the kernel saying frozen.
-            guard checkContainment(app) else { return }
-            guard app.group.isFrozen else {
-                emit(.error("\(app.id) was asked to freeze, but the kernel does not say it is frozen"))
-                return
-            }
-            emit(.frozen(app: app.id, latency: latency, answered: answered))
-            if !app.wakeSockets.isEmpty, app.generation == generation {
-                let id = app.id
-                app.socketWake = SocketWake(descriptors: app.wakeSockets) { [weak self] in
-                    Task { await self?.dataArrived(for: id, generation: generation) }
+            if app.model.state != .notRunning {
+                guard checkContainment(app) else { return }
+                guard app.group.isFrozen else {
+                    emit(.error("\(app.id) was asked to freeze, but the kernel does not say it is frozen"))
+                    return
                 }
+                emit(.frozen(app: app.id, latency: latency, answered: answered))
             }
-            if app.generation != generation {
-                await thaw(app)  // resumed while freezing
-            } else if let path = app.group.path, app.group.kind == .cgroup2 {
-                let id = app.id
-                app.groupEvents = CgroupEvents(folder: path) { [weak self] in
-                    Task { await self?.groupChanged(id, generation: generation) }
-                }
-            }
+            handle(.froze(generation: generation), for: app)
         } catch {
             emit(.error("cannot freeze \(app.id): \(error.message)"))
         }
@@ -138,7 +175,8 @@ extension AppHost {
     func waitForAnswer(_ app: HostedApp, kind: String) async -> Bool {
         let id = app.id
         let timer = Task { [clock, timeout = settings.noticeTimeout] in
-            try? await clock.sleep(for: timeout)
+            // Cancelled once answered: then it ends no wait (a later one for the same notice).
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
             self.noticeTimedOut(id, kind)
         }
         await withCheckedContinuation { continuation in
@@ -154,16 +192,13 @@ extension AppHost {
         apps[id]?.acknowledge(kind)
     }
 
-    private func thaw(_ app: HostedApp) async {
-        guard app.group.isFreezeRequested else { return flushPending(app) }
-        let generation = app.generation
+    private func thaw(_ app: HostedApp, generation: Int) async {
+        guard app.group.isFreezeRequested else { return handle(.thawed(generation: generation, wasFrozen: false), for: app) }
         do {
             let latency = try await app.group.thaw()
             recordStopped()
             emit(.thawed(app: app.id, latency: latency))
-            guard app.generation == generation else { return }  // suspended again meanwhile
-            app.connection?.send(HostNotice(.didResume))
-            flushPending(app)
+            handle(.thawed(generation: generation, wasFrozen: true), for: app)
         } catch {
             emit(.error("cannot thaw \(app.id): \(error.message)"))
         }
@@ -209,11 +244,15 @@ extension AppHost {
 
     /// The kernel says a frozen app's group changed: a process left or ended, or it was thawed
     /// by someone other than the host.
-    private func groupChanged(_ id: String, generation: Int) async {
-        guard let app = apps[id], app.generation == generation, app.model.state == .suspended else { return }
+    private func groupChanged(_ id: String, generation: Int) {
+        guard let app = apps[id] else { return }
+        handle(.groupChanged(generation: generation), for: app)
+    }
+
+    private func enforceFreeze(_ app: HostedApp) async {
         guard checkContainment(app) else { return }
         if !app.group.isFrozen, !app.group.processes().isEmpty {
-            emit(.error("\(id) was thawed by something other than the host while suspended: frozen again"))
+            emit(.error("\(app.id) was thawed by something other than the host while suspended: frozen again"))
             _ = try? await app.group.freeze()
         }
     }

@@ -113,7 +113,7 @@ extension AppHost {
     func watchesConditions(of app: HostedApp) -> Bool {
         guard let monitor = app.monitor, !monitor.identifiers.isEmpty else { return false }
         let authorization = app.authorization.status
-        guard app.pid != nil else { return authorization == .always && app.mayBeLaunched }
+        guard app.pid != nil else { return authorization == .always && app.mayBeLaunched(at: elapsed) }
         return authorization.allowsLocation(in: app.model.state)
     }
 
@@ -176,74 +176,32 @@ extension AppHost {
         for monitor in changed { monitor.saveEvents() }
     }
 
-    /// Tells the app: at once while it runs, after the thaw when frozen, after its hello when
-    /// launched for it.
+    /// Tells the app as its machine decides: at once while it runs, after the thaw when frozen,
+    /// after its hello when launched for it, later when its wake budget says so.
     private func deliver(_ event: MonitorEvent, to app: HostedApp, received: Double) {
         var notice = HostNotice(.locationEvent)
         notice.monitorEvent = event
         notice.received = received
-        let delivery: LocationEventDelivery
         app.model.advance(to: elapsed)
-        // Adopted from a host that died, and not connected to this one: it cannot be told.
-        let isUnreachable = app.isAdopted && app.connection == nil && app.launchSpec != nil && !app.quitByUser
-        let mustWake = app.pid == nil || app.model.state == .suspended || isUnreachable
-        if mustWake, app.waitingWakes.contains(.event) || !app.mayWake(for: .event, at: elapsed) {
-            app.pending.append(notice)  // told at the next wake its budget allows
-            putOff(.event, of: app)
-            delivery = .deferred
-        } else if isUnreachable {
-            // Stopped, and launched again for it once its group is gone, as an app that exited is.
-            app.spendWake(for: .event, at: elapsed)
-            app.pending.append(notice)
-            app.relaunchReason = HostNotice.Kind.locationEvent.rawValue
-            app.reason = "adopted and not connected to this host: launched again for its location event"
-            app.group.thawNow()
-            stopEverything(of: app, with: SIGTERM)
-            Task { [clock, grace = configuration.terminationGrace] in
-                try? await clock.sleep(for: grace)
-                if self.apps[app.id] === app, app.pid != nil { self.stopEverything(of: app, with: SIGKILL) }
+        for action in app.machine.handle(.locationEvent(notice), app.facts(at: elapsed)) {
+            if case .reportDelivery(let delivery) = action {
+                emit(.locationEvent(app: app.id, event, delivery))
+            } else {
+                perform(action, for: app)
             }
-            poke()
-            delivery = .launched
-        } else if app.pid == nil {  // watched only when it may be launched: not quit by the user, not adopted
-            app.spendWake(for: .event, at: elapsed)
-            app.pending.append(notice)
-            relaunch(app, reason: HostNotice.Kind.locationEvent.rawValue)
-            delivery = .launched
-        } else {
-            switch app.model.state {
-            case .background, .suspended:
-                if mustWake { app.spendWake(for: .event, at: elapsed) }
-                app.model.wakeForLocationEvent()  // a suspended app resumes: thawed, then told
-                delivery = .woken
-            default:
-                delivery = .told
-            }
-            app.pending.append(notice)
-            flushPending(app)
         }
-        emit(.locationEvent(app: app.id, event, delivery))
-    }
-
-    /// Sends the notices waiting for the app, once it is connected and not frozen.
-    func flushPending(_ app: HostedApp) {
-        guard let connection = app.connection, !app.group.isFreezeRequested, app.pid != nil else { return }
-        let notices = app.pending
-        app.pending.removeAll()
-        for notice in notices { connection.send(notice) }
     }
 
     /// Launches an app that is not running, in the background, for `reason` (`location-event`,
     /// `scheduled-task`): `KEEPALIVE_LAUNCH_REASON` in its environment.
     func relaunch(_ app: HostedApp, reason: String) {
-        guard !app.isRelaunching, let spec = app.launchSpec else { return }
-        app.isRelaunching = true
+        guard let spec = app.launchSpec else { return }
         let id = app.id
         Task {
             do {
                 _ = try await self.start(id, spec, reason: reason, inBackground: true)
             } catch {
-                app.isRelaunching = false
+                if apps[id] === app { handle(.launchFailed(waiting: app.machine.pending), for: app) }
                 self.emit(.error("cannot launch \(id) for its \(reason): \(error.message)"))
             }
         }
@@ -252,20 +210,20 @@ extension AppHost {
     /// Apps that exited (not quit by the user) with scheduled work due now: launched for it.
     func launchForDueTasks() {
         let candidates = apps.values.filter {
-            $0.mayBeLaunched && !$0.isRelaunching && !$0.model.pendingTaskRequests.isEmpty
+            $0.mayBeLaunched(at: elapsed) && !$0.machine.isLaunching && !$0.model.pendingTaskRequests.isEmpty
         }
         guard !candidates.isEmpty else { return }
         let conditions = configuration.conditions()
         let now = elapsed
         for app in candidates
         where app.model.pendingTaskRequests.contains(where: { ($0.earliestBeginDate ?? .zero) <= now && $0.canRun(under: conditions) }) {
-            relaunch(app, reason: "scheduled-task")
+            handle(.scheduledWorkDue, for: app)
         }
     }
 
     /// When scheduled work of apps that are not running falls due: the run loop wakes then.
     func relaunchTimes() -> [Duration] {
-        apps.values.filter(\.mayBeLaunched)
+        apps.values.filter { $0.mayBeLaunched(at: elapsed) }
             .flatMap { $0.model.pendingTaskRequests.compactMap(\.earliestBeginDate) }.filter { $0 > elapsed }
     }
 }

@@ -49,7 +49,7 @@ extension AppHost {
             case .background: await moveToBackground(app)
             default:
                 app.reason = "terminated by request"
-                app.quitByUser = true  // as an iOS user's quit: not launched again for its events
+                handle(.quitByUser, for: app)  // as an iOS user's quit: not launched again for its events
                 app.model.terminate()
                 saveRecord(of: app)  // before it is stopped: no host launches it again
                 updateWatch()
@@ -82,14 +82,8 @@ extension AppHost {
         var reply = HostReply(id: nil)
         reply.profile = app.model.profile
         reply.modes = app.model.backgroundModes.names
-        reply.state = app.entersBackgroundOnHello ? AppState.background.rawValue : app.status.state
-        if app.entersBackgroundOnHello {
-            app.entersBackgroundOnHello = false
-            Task { await self.enterBackgroundWhenHandled(app.id) }
-        }
-        if !app.pending.isEmpty {
-            Task { self.flushPending(app) }  // after this reply: the events it was launched for
-        }
+        reply.state = app.machine.entersBackgroundOnHello ? AppState.background.rawValue : app.status.state
+        Task { self.handle(.saidHello, for: app) }  // after this reply: its background, the events it was launched for
         return reply
     }
 
@@ -142,9 +136,7 @@ extension AppHost {
                 throw HostError(.badRequest, "schedule kind is refresh or processing, not \(request.kind ?? "")")
             }
             let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
-            // A task is a wake of its own: it begins no sooner than the budget allows, and counts.
-            let begin = app.nextWake(for: .event, from: asked)
-            app.spendWake(for: .event, at: begin)
+            let begin = app.machine.planTask(askedFor: asked)
             if begin > asked { reply.begins = (begin - app.model.now).secondsValue }
             do {
                 try app.model.submit(
@@ -235,25 +227,24 @@ extension AppHost {
             logger: logger
         )
         model.advance(to: elapsed)
-        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user)
+        let machine = HostedAppMachine(
+            launchedFor: reason,
+            inBackground: inBackground,
+            dataWakes: settings.dataWakes,
+            eventWakes: settings.eventWakes,
+            continuing: apps[id]?.machine
+        )
+        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user, machine: machine)
         app.launchSpec = spec
-        app.dataWakes = settings.dataWakes
-        app.eventWakes = settings.eventWakes
         let previous = apps.updateValue(app, forKey: id)
         membership.add(group)
         if let previous {
             app.monitor = previous.monitor
-            app.dataWakes = previous.dataWakes
-            app.eventWakes = previous.eventWakes
-            app.waitingWakes = previous.waitingWakes.subtracting([.data])  // its sockets were the old process's
-            app.pending = previous.pending
-            previous.pending.removeAll()
+            handle(.handedOver, for: previous)
         }
-        app.launchedForEvent = reason == HostNotice.Kind.locationEvent.rawValue
         observe(app)
         serveScheduledTasks(app)
         for request in previous?.model.pendingTaskRequests ?? [] { try? model.submit(request) }
-        app.entersBackgroundOnHello = inBackground  // before it can say hello
         model.launch()
         var environment = spec.environment
         environment["KEEPALIVE_HOST_SOCKET"] = configuration.appSocketPath
@@ -272,10 +263,7 @@ extension AppHost {
                 stopEverything(of: app, with: SIGKILL)
                 _ = ExitStatus.reap(pid, waiting: true)
             }
-            if let previous {
-                previous.pending = app.pending
-                previous.isRelaunching = false
-            }
+            if let previous { handle(.launchFailed(waiting: app.machine.pending), for: previous) }
             apps[id] = previous
             try? group.remove()
             throw error
@@ -393,26 +381,31 @@ extension AppHost {
         app.model.backgroundHandlerFinished()
     }
 
-    private func enterBackgroundWhenHandled(_ id: String) async {
-        guard let app = apps[id] else { return }
+    /// A launch in the background: the model enters it (awaiting the app's handler of the
+    /// notice it was sent, or at once when it never said hello), then gets the event budget
+    /// it was launched for.
+    func enterBackground(_ app: HostedApp, awaitingHandler: Bool, withEventBudget: Bool) {
         app.model.advance(to: elapsed)
-        app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
-        app.grantEventBudgetIfLaunchedForOne()
-        if await !waitForAnswer(app, kind: "background") {
-            emit(.refused("\(id) did not answer entering the background within the notice timeout"))
+        guard awaitingHandler else {
+            app.model.enterBackground()
+            if withEventBudget { app.model.wakeForLocationEvent() }
+            return poke()
         }
-        app.model.advance(to: elapsed)
-        app.model.backgroundHandlerFinished()
-        poke()
+        app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
+        if withEventBudget { app.model.wakeForLocationEvent() }
+        Task {
+            if await !waitForAnswer(app, kind: "background") {
+                emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
+            }
+            app.model.advance(to: elapsed)
+            app.model.backgroundHandlerFinished()
+            poke()
+        }
     }
 
     private func enterBackgroundIfNoHello(_ id: String) {
-        guard let app = apps[id], app.entersBackgroundOnHello else { return }
-        app.entersBackgroundOnHello = false
-        app.model.advance(to: elapsed)
-        app.model.enterBackground()
-        app.grantEventBudgetIfLaunchedForOne()
-        poke()
+        guard let app = apps[id] else { return }
+        handle(.noHello, for: app)
     }
 
     func connectionClosed(_ connection: ControlConnection) {

@@ -32,71 +32,22 @@ extension AppHost {
         return HostReply(id: nil)
     }
 
-    /// Data came on one of a frozen app's sockets: woken for the event budget, unless it was
-    /// thawed or frozen again since.
+    /// Data came on one of a frozen app's sockets: woken for the event budget, as its machine
+    /// decides (not if it was thawed or frozen again since, nor beyond its budget for pushes).
     func dataArrived(for id: String, generation: Int) {
-        guard let app = apps[id], app.generation == generation, app.model.state == .suspended else { return }
-        app.socketWake?.stop()
-        app.socketWake = nil
+        guard let app = apps[id] else { return }
         app.model.advance(to: elapsed)
-        guard app.mayWake(for: .data, at: elapsed) else { return putOff(.data, of: app) }
-        wakeForData(app)
-    }
-
-    /// Wakes a suspended app for the event budget, counted against its pushes.
-    private func wakeForData(_ app: HostedApp) {
-        app.spendWake(for: .data, at: elapsed)
-        app.model.wakeForLocationEvent()
-        emit(.wokenForData(app: app.id))
-    }
-
-    /// A wake the app's budget does not allow now: done at the next one it does.
-    func putOff(_ cause: WakeCause, of app: HostedApp) {
-        guard app.waitingWakes.insert(cause).inserted else { return }
-        emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: app.nextWake(for: cause, from: elapsed) - elapsed))
-        poke()
+        handle(.dataArrived(generation: generation), for: app)
     }
 
     /// When the wakes put off fall due: the run loop wakes then.
     func waitingWakeTimes() -> [Duration] {
-        apps.values.flatMap { app in
-            app.waitingWakes.map { app.nextWake(for: $0, from: elapsed) }
-        }
+        apps.values.compactMap { $0.machine.nextWaitingWake(from: elapsed) }
     }
 
     /// Does the wakes put off that the budgets now allow (or that need no wake any more).
     func serveWaitingWakes() {
-        let now = elapsed
-        for app in apps.values where !app.waitingWakes.isEmpty {
-            if app.waitingWakes.contains(.data) {
-                if app.model.state != .suspended || app.pid == nil {
-                    app.waitingWakes.remove(.data)  // it runs, and reads its data itself
-                } else if app.mayWake(for: .data, at: now) {
-                    app.waitingWakes.remove(.data)
-                    wakeForData(app)
-                }
-            }
-            guard app.waitingWakes.contains(.event) else { continue }
-            if app.pid == nil {
-                guard app.mayBeLaunched else {
-                    app.waitingWakes.remove(.event)
-                    continue
-                }
-                guard app.mayWake(for: .event, at: now) else { continue }
-                app.waitingWakes.remove(.event)
-                app.spendWake(for: .event, at: now)
-                relaunch(app, reason: HostNotice.Kind.locationEvent.rawValue)
-            } else if app.model.state == .suspended {
-                guard app.mayWake(for: .event, at: now) else { continue }
-                app.waitingWakes.remove(.event)
-                app.spendWake(for: .event, at: now)
-                app.model.wakeForLocationEvent()
-                flushPending(app)
-            } else {
-                app.waitingWakes.remove(.event)
-                flushPending(app)
-            }
-        }
+        for app in apps.values where !app.machine.waitingWakes.isEmpty { handle(.tick, for: app) }
     }
 }
 

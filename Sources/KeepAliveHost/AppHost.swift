@@ -230,9 +230,9 @@ public actor AppHost {
             let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
             model.launch()  // in the foreground: what it was doing is not known
             let owner = ProcFS.owner(of: first).flatMap(AppUser.withID) ?? .current
-            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner)
+            let machine = HostedAppMachine(adopted: true, dataWakes: configuration.dataWakes, eventWakes: configuration.eventWakes)
+            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner, machine: machine)
             app.pid = first
-            app.isAdopted = true
             app.reason = "adopted from an earlier host: thawed, in the foreground"
             adopted.append(app)
             membership.add(group)
@@ -369,7 +369,7 @@ public actor AppHost {
             // Requests waiting on power or a network, once due (in the app or for its launch).
             return model.pendingTaskRequests.contains {
                 ($0.requiresExternalPower || $0.requiresNetworkConnectivity) && ($0.earliestBeginDate ?? .zero) <= model.now
-            } || (app.mayBeLaunched && model.pendingTaskRequests.contains { ($0.earliestBeginDate ?? .zero) <= elapsed })
+            } || (app.mayBeLaunched(at: elapsed) && model.pendingTaskRequests.contains { ($0.earliestBeginDate ?? .zero) <= elapsed })
         }
     }
 
@@ -427,8 +427,8 @@ public actor AppHost {
         saveRecord(of: app)  // its scheduled work as it is now
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.
-        Task.detached { [group = app.group, clock, id = app.id] in
-            for _ in 0..<200 where !group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
+        Task.detached { [group = app.group, id = app.id] in
+            await group.waitUntilEmpty(within: .seconds(2))
             try? group.remove()
             await self.groupRemoved(id)
         }
@@ -436,27 +436,25 @@ public actor AppHost {
 
     /// An exited app's group is gone: launched again now if that was asked.
     private func groupRemoved(_ id: String) {
-        guard let app = apps[id], app.pid == nil, let reason = app.relaunchReason else { return }
-        app.relaunchReason = nil
-        if app.mayBeLaunched { relaunch(app, reason: reason) }
+        guard let app = apps[id] else { return }
+        handle(.groupRemoved, for: app)
     }
 
     private func stopAll() async {
         for app in apps.values where app.pid != nil {
-            app.generation += 1
+            handle(.hostStopping, for: app)
             app.groupEvents?.stop()
             app.group.thawNow()
             app.connection?.send(HostNotice(.terminate))
             stopEverything(of: app, with: SIGTERM)
         }
-        let deadline = clock.now + configuration.terminationGrace
-        while clock.now < deadline, apps.values.contains(where: { !$0.group.processes().isEmpty }) {
-            try? await clock.sleep(for: .milliseconds(10))
-        }
+        // Waits on the kernel's word, not cut short by the cancellation that ended the run.
+        let deadline = ContinuousClock.now + configuration.terminationGrace
+        for app in apps.values { await app.group.waitUntilEmpty(within: ContinuousClock.now.duration(to: deadline)) }
         for app in apps.values {
             stopEverything(of: app, with: SIGKILL)  // the first process too, should it have left the group
             if let pid = app.pid, !app.isAdopted { _ = ExitStatus.reap(pid, waiting: true) }
-            for _ in 0..<200 where !app.group.processes().isEmpty { try? await clock.sleep(for: .milliseconds(10)) }
+            await app.group.waitUntilEmpty(within: .seconds(2))
             try? app.group.remove()
             app.watcher?.cancel()
         }

@@ -63,7 +63,7 @@ extension AppHost {
             modes: spec.modes.names,
             output: spec.output,
             environment: spec.environment,
-            terminated: app.quitByUser,
+            terminated: app.machine.isQuitByUser,
             tasks: app.model.pendingTaskRequests.map { request in
                 AppLaunchRecord.ScheduledTask(
                     identifier: request.identifier,
@@ -107,7 +107,7 @@ extension AppHost {
             let spec = LaunchSpec(command: record.command, modes: modes, output: record.output, user: user, environment: record.environment)
             if let app = adopted.first(where: { $0.id == id }) {
                 app.launchSpec = spec
-                app.quitByUser = record.terminated
+                app.machine.restore(quitByUser: record.terminated)
                 continue
             }
             let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
@@ -125,20 +125,24 @@ extension AppHost {
                     )
                 )
             }
-            let app = HostedApp(id: id, model: model, group: freezer.group(for: id), authorization: authorization, user: user)
+            let leader = record.leader.flatMap { leader in
+                freezer.kind == .signal && ProcFS.isProcess(leader, startedAt: record.leaderStart) && ProcFS.state(of: leader) != "Z"
+                    ? leader : nil
+            }
+            let machine = HostedAppMachine(
+                adopted: leader != nil,
+                quitByUser: record.terminated,
+                dataWakes: configuration.dataWakes,
+                eventWakes: configuration.eventWakes
+            )
+            let app = HostedApp(id: id, model: model, group: freezer.group(for: id), authorization: authorization, user: user, machine: machine)
             app.launchSpec = spec
-            app.dataWakes = configuration.dataWakes
-            app.eventWakes = configuration.eventWakes
-            app.quitByUser = record.terminated
             app.reason = record.terminated ? "terminated by request (before this host started)" : "not running when this host started"
-            if freezer.kind == .signal, let leader = record.leader, ProcFS.isProcess(leader, startedAt: record.leaderStart),
-                ProcFS.state(of: leader) != "Z"
-            {
+            if let leader {
                 app.group.leader = leader  // its session, and what the kernel sees it start from now on
                 app.group.thawNow()
                 kill(-leader, SIGCONT)  // stopped by the host that died, should its watchdog have missed some
                 app.pid = leader
-                app.isAdopted = true
                 app.reason = "adopted from an earlier host: thawed, in the foreground"
                 model.launch()
                 emit(.adopted(app: id, thawed: true))

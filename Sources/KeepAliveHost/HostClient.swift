@@ -70,23 +70,34 @@ public final class HostClient: Sendable {
     @discardableResult
     public func send(_ request: HostRequest) async throws(HostError) -> HostReply {
         var request = request
-        let reply = await withCheckedContinuation { (continuation: CheckedContinuation<HostReply, Never>) in
-            let id: Int? = state.withLock { state in
-                guard !state.closed else { return nil }
-                state.nextID += 1
-                state.pending[state.nextID] = continuation
-                return state.nextID
+        let sent = Locked<Int?>(nil)
+        // A cancelled wait ends at once: a task group that stops never waits on a host that went quiet.
+        let cancel: @Sendable () -> Void = { [state] in
+            guard let id = sent.withLock({ $0 }), let waiter = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
+            waiter.resume(returning: HostReply(id: id, ok: false, error: "cancelled before the host answered"))
+        }
+        let reply = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<HostReply, Never>) in
+                let id: Int? = state.withLock { state in
+                    guard !state.closed else { return nil }
+                    state.nextID += 1
+                    state.pending[state.nextID] = continuation
+                    return state.nextID
+                }
+                guard let id else {
+                    return continuation.resume(
+                        returning: HostReply(id: nil, ok: false, error: "the host closed the connection")
+                    )
+                }
+                sent.withLock { $0 = id }
+                request.id = id
+                if Task.isCancelled || !connection.write(HostProtocol.encode(request)) {
+                    let waiter = state.withLock { $0.pending.removeValue(forKey: id) }
+                    waiter?.resume(returning: HostReply(id: id, ok: false, error: "the host closed the connection"))
+                }
             }
-            guard let id else {
-                return continuation.resume(
-                    returning: HostReply(id: nil, ok: false, error: "the host closed the connection")
-                )
-            }
-            request.id = id
-            if !connection.write(HostProtocol.encode(request)) {
-                let waiter = state.withLock { $0.pending.removeValue(forKey: id) }
-                waiter?.resume(returning: HostReply(id: id, ok: false, error: "the host closed the connection"))
-            }
+        } onCancel: {
+            cancel()
         }
         guard reply.ok else { throw HostError(.notPermitted, reply.error ?? "the host refused \(request.op.rawValue)") }
         return reply

@@ -2,8 +2,9 @@ import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
 
-/// One app under the host: its model (the same ``Application`` the simulator runs), its
-/// process group, and what it reported. Confined to the ``AppHost`` actor.
+/// One app under the host: its model (the same ``Application`` the simulator runs), the host's
+/// decisions for it (``HostedAppMachine``), its process group, and what it reported. Confined
+/// to the ``AppHost`` actor.
 final class HostedApp {
     let id: String
     let model: Application
@@ -27,67 +28,55 @@ final class HostedApp {
     var reportsAudio = false
     var observesAudio = false
     var reportsLocation = false
-    /// Bumped by every freeze or thaw decision: a freeze waiting for its notice's answer
-    /// goes ahead only if nothing was decided since.
-    var generation = 0
+    /// The host's decisions for it.
+    var machine: HostedAppMachine
     /// Waits for the app's answer to a notice, by notice (`will-suspend`, `background`).
     var waiters: [String: CheckedContinuation<Void, Never>] = [:]
     /// Notices answered since they were last sent.
     var answered: Set<String> = []
-    /// Launched in the background: it enters it once it has said hello and handled it.
-    var entersBackgroundOnHello = false
     var since = Date()
     var reason: String?
     var watcher: Task<Void, Never>?
     /// The kernel's word that its first process ended (`nil`: looked for every housekeeping interval).
     var exitWatch: ProcessExitWatch?
     /// Found running when the host started (left by one that died): not its child.
-    var isAdopted = false
+    var isAdopted: Bool { machine.isAdopted }
     /// How it was launched, to launch it again for an event or a due task (`nil`: adopted).
     var launchSpec: LaunchSpec?
     /// The conditions the host watches for it, kept across its launches.
     var monitor: LocationMonitor?
-    /// Quit by the user (`terminate`): not launched again for events or tasks until the user launches it.
-    var quitByUser = false
-    /// Not running, and the host may launch it for its events and due tasks: it was not quit by
-    /// the user, and the host knows how (it was not adopted).
-    var mayBeLaunched: Bool { pid == nil && !quitByUser && launchSpec != nil }
-    /// Being launched again by the host, for an event or a task.
-    var isRelaunching = false
-    /// Launched again for this reason once its processes are gone and its group removed.
-    var relaunchReason: String?
-    /// Pushes (data on a socket it named): woken at most as often as this allows.
-    var dataWakes = WakeBudget.data
-    /// Location events and scheduled tasks that wake or launch it.
-    var eventWakes = WakeBudget.events
-    /// Wakes its budgets put off, done at the next wake they allow.
-    var waitingWakes: Set<WakeCause> = []
-    /// Launched by the host for a location event: it gets the event's budget once in the background.
-    var launchedForEvent = false
-
-    /// Once in the background after a launch for a location event: the event's budget, as a
-    /// woken app gets (once).
-    func grantEventBudgetIfLaunchedForOne() {
-        guard launchedForEvent else { return }
-        launchedForEvent = false
-        model.wakeForLocationEvent()
-    }
-    /// Notices waiting for the app to be thawed or to say hello.
-    var pending: [HostNotice] = []
 
     init(
         id: String,
         model: Application,
         group: AppProcessGroup,
         authorization: LocationAuthorizationManager,
-        user: AppUser
+        user: AppUser,
+        machine: HostedAppMachine
     ) {
         self.id = id
         self.model = model
         self.group = group
         self.authorization = authorization
         self.user = user
+        self.machine = machine
     }
+
+    /// What its machine decides on, read now.
+    func facts(at now: Duration) -> HostedAppMachine.Facts {
+        HostedAppMachine.Facts(
+            now: now,
+            state: model.state,
+            isRunning: pid != nil,
+            isConnected: connection != nil,
+            isFreezeRequested: group.isFreezeRequested,
+            isLaunchable: launchSpec != nil
+        )
+    }
+
+    /// Not running, and the host may launch it for its events and due tasks: it was not quit by
+    /// the user, and the host knows how (it was not adopted).
+    func mayBeLaunched(at now: Duration) -> Bool { machine.mayBeLaunched(facts(at: now)) }
 
     /// Ends a wait for the app's answer to `notice` (it answered, or time ran out); `nil` ends every wait.
     func acknowledge(_ notice: String?) {
@@ -113,9 +102,10 @@ final class HostedApp {
             user: user.name,
             escaped: escapes.isEmpty ? nil : escapes.map(\.description),
             conditions: monitor.map { $0.identifiers.count },
-            wakes: "data \(dataWakes.remaining(at: model.now)) of \(dataWakes.burst), events \(eventWakes.remaining(at: model.now)) of \(eventWakes.burst)",
-            waiting: waitingWakes.isEmpty ? nil : WakeCause.allCases.filter(waitingWakes.contains).map { cause in
-                "\(cause.rawValue): at the next wake its budget allows, in \((nextWake(for: cause, from: model.now) - model.now).secondsText)"
+            wakes: "data \(machine.dataWakes.remaining(at: model.now)) of \(machine.dataWakes.burst), "
+                + "events \(machine.eventWakes.remaining(at: model.now)) of \(machine.eventWakes.burst)",
+            waiting: machine.waitingWakes.isEmpty ? nil : WakeCause.allCases.filter(machine.waitingWakes.contains).map { cause in
+                "\(cause.rawValue): at the next wake its budget allows, in \((machine.nextWake(for: cause, from: model.now) - model.now).secondsText)"
             }
         )
     }
@@ -158,24 +148,6 @@ final class HostedApp {
 enum WakeCause: String, Hashable, CaseIterable {
     case data = "data on a socket it named"
     case event = "a location event"
-}
-
-extension HostedApp {
-    /// The first time from `now` on its budget for `cause` allows a wake.
-    func nextWake(for cause: WakeCause, from now: Duration) -> Duration {
-        (cause == .data ? dataWakes : eventWakes).nextWake(from: now)
-    }
-
-    /// Whether its budget for `cause` allows a wake at `now`.
-    func mayWake(for cause: WakeCause, at now: Duration) -> Bool { nextWake(for: cause, from: now) <= now }
-
-    /// Counts a wake for `cause` at `now`.
-    func spendWake(for cause: WakeCause, at now: Duration) {
-        switch cause {
-        case .data: dataWakes.spend(at: now)
-        case .event: eventWakes.spend(at: now)
-        }
-    }
 }
 
 /// What the host needs to launch an app again: its command, modes, output, user and variables.

@@ -54,52 +54,16 @@ struct HostLink {
         }
     }
 
-    /// Follows the host's notices until the connection ends: lifecycle moves become model
-    /// commands; before a freeze, audio is drained, the location session closed and delivery
-    /// given until the notice's deadline (`prepareForSuspension`), then the notice is answered.
-    func follow(
-        post: @escaping @Sendable (ApplicationCommand) -> Void,
-        prepareForSuspension: @escaping @Sendable (_ deadline: ContinuousClock.Instant?) async -> Void,
-        resumed: @escaping @Sendable () -> Void,
-        locationEvent: @escaping @Sendable (MonitorEvent) -> Void,
-        note: @escaping @Sendable (String) -> Void
-    ) -> Task<Void, Never> {
-        let client = client
-        return Task {
-            for await notice in client.notices {
-                switch notice.notice {
-                case .lifecycle where notice.event == "background": post(.enterBackground)
-                case .lifecycle where notice.event == "foreground": post(.enterForeground)
-                case .willSuspend:
-                    post(.suspendedByHost)
-                    // Answered before the host's deadline, with a fifth of it to spare for the answer.
-                    await prepareForSuspension(notice.deadline.map { .now + .seconds($0 * 0.8) })
-                    var ack = HostRequest(.ack)
-                    ack.notice = HostNotice.Kind.willSuspend.rawValue
-                    client.post(ack)
-                    note("host: will suspend; audio drained, location closed, answered")
-                case .didResume:
-                    note("host: resumed after a freeze")
-                    post(.resumedByHost)
-                    resumed()
-                case .expiring where notice.name != nil:
-                    note("host: scheduled task \(notice.name!) expiring")
-                    post(.scheduledTaskExpiring(notice.name!))
-                case .expiring:
-                    note("host: background task #\(notice.task ?? 0) expiring")
-                case .runTask:
-                    note("host: run scheduled task \(notice.name ?? "")")
-                    post(.runScheduledTask(notice.name ?? ""))
-                case .locationEvent:
-                    guard let event = notice.monitorEvent else { break }
-                    locationEvent(event)
-                case .terminate:
-                    note("host: asked to stop")
-                default:
-                    break
-                }
-            }
-            note("host: connection closed")
-        }
+    /// Hands each of the host's notices to `handle`, in order, until the connection ends (or
+    /// the task is cancelled): what they mean is ``KeepAliveServiceMachine``'s.
+    func follow(_ handle: (HostNotice) async -> Void) async {
+        for await notice in client.notices { await handle(notice) }
+    }
+
+    /// Answers the host's notice of `kind` (`ack`).
+    func answer(_ kind: HostNotice.Kind) {
+        var ack = HostRequest(.ack)
+        ack.notice = kind.rawValue
+        client.post(ack)
     }
 }

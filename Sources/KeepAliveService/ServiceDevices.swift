@@ -9,11 +9,14 @@ final class ServiceAudioOutput: KeepAliveAudioOutput {
     private var pending: [Int: ((any Error)?) -> Void] = [:]
     private var lastID = 0
     private var looping = false
+    /// The loop's starts and stops, done in order by ``AudioLoopSwitch/run(reporting:)``.
+    let loopSwitch: AudioLoopSwitch
 
     init(app: Application, player: SilentAudioPlayer, post: @escaping @Sendable (ApplicationCommand) -> Void) {
         self.app = app
         self.player = player
         self.post = post
+        loopSwitch = AudioLoopSwitch(player: player)
     }
 
     func playPulse(length: Duration, completion: @escaping ((any Error)?) -> Void) throws(BackgroundError) {
@@ -41,14 +44,49 @@ final class ServiceAudioOutput: KeepAliveAudioOutput {
         guard !looping else { return }
         try app.beginAudioPlayback()
         looping = true
-        Task { [player] in try? await player.startLoop() }
+        loopSwitch.turn(on: true)
     }
 
     func stopLoop() {
         guard looping else { return }
         looping = false
         app.endAudioPlayback()
-        Task { [player] in await player.stopLoop() }
+        loopSwitch.turn(on: false)
+    }
+}
+
+/// The silent loop's starts and stops, done one after the other in the order asked (two tasks,
+/// one starting and one stopping, could run in either order), a start's failure reported.
+struct AudioLoopSwitch: Sendable {
+    private let player: SilentAudioPlayer
+    private let turns: AsyncStream<Bool>
+    private let feed: AsyncStream<Bool>.Continuation
+
+    init(player: SilentAudioPlayer) {
+        self.player = player
+        (turns, feed) = AsyncStream.makeStream(of: Bool.self)
+    }
+
+    /// Asks for the loop on or off.
+    func turn(on: Bool) { feed.yield(on) }
+
+    /// No more turns: ``run(reporting:)`` ends after those asked.
+    func finish() { feed.finish() }
+
+    /// Turns the loop as asked, in order, until ``finish()``, then leaves it off.
+    func run(reporting failure: @Sendable (String) -> Void) async {
+        for await on in turns {
+            guard on else {
+                await player.stopLoop()
+                continue
+            }
+            do {
+                try await player.startLoop()
+            } catch {
+                failure("the silent audio loop did not start: \(error.message)")
+            }
+        }
+        await player.stopLoop()
     }
 }
 

@@ -1,0 +1,372 @@
+import KeepAliveCore
+
+/// The host's decisions for one app, as a value: events in, actions out, on the host's clock
+/// (the time since it started), shaped like ``HybridKeepAliveMachine``. ``AppHost`` only does
+/// what it returns (freezes, thaws, signals, launches, sends) and tells it what happened; the
+/// app's own rules (budgets, graces, suspension) are its ``Application`` model's.
+///
+/// What it decides:
+/// - **Freezing** safely: a suspended app is asked first (`will-suspend`), and frozen once it
+///   answered or the notice timed out, unless a newer decision came meanwhile (its
+///   ``generation``); one resumed while it froze is thawed at once.
+/// - **Wakes**: data on a socket it named, and location events, wake or launch it only as often
+///   as its budgets allow; a wake they do not allow waits for the next one they do.
+/// - **Notices**: told at once while it runs and is connected, else kept until it is thawed or
+///   says hello.
+/// - **Launches**: one at a time, never of an app the user quit or the host cannot launch
+///   (adopted); an exited app asked to be launched again is, once its group is gone.
+struct HostedAppMachine: Sendable {
+    /// What the host knows of the app when an event comes, read off its model and processes.
+    struct Facts: Sendable {
+        /// The host's clock.
+        var now: Duration
+        /// Its model's state.
+        var state: AppState
+        /// Whether its first process runs.
+        var isRunning: Bool
+        /// Whether it said hello on a connection that is still open.
+        var isConnected: Bool
+        /// Whether its group is frozen or being frozen.
+        var isFreezeRequested: Bool
+        /// Whether the host knows how to launch it (it launched it, or read its launch record).
+        var isLaunchable: Bool
+    }
+
+    /// What happened.
+    enum Event: Sendable {
+        /// Its model changed (``AppEvent``).
+        case model(AppEvent)
+        /// The `will-suspend` notice of that decision was answered (`answered`: in time; `nil`:
+        /// nobody to ask), or its time ran out.
+        case noticeSettled(generation: Int, answered: Bool?)
+        /// The kernel says its group is frozen, with every process in it.
+        case froze(generation: Int)
+        /// Its group was thawed (`wasFrozen`: it had been frozen; else nothing was to thaw).
+        case thawed(generation: Int, wasFrozen: Bool)
+        /// Data came on a socket it named while it was frozen.
+        case dataArrived(generation: Int)
+        /// The kernel says its frozen group changed: a process left or ended, or something thawed it.
+        case groupChanged(generation: Int)
+        /// One of its conditions changed state: `notice` is what it is told.
+        case locationEvent(HostNotice)
+        /// It said hello.
+        case saidHello
+        /// A launch in the background found no hello in time.
+        case noHello
+        /// Its scheduled work is due while it is not running.
+        case scheduledWorkDue
+        /// The user quit it (`terminate`).
+        case quitByUser
+        /// A launch the host began failed; `waiting` are the notices the failed launch held.
+        case launchFailed(waiting: [HostNotice])
+        /// A new launch of it took over its notices.
+        case handedOver
+        /// Its processes are gone and its group removed.
+        case groupRemoved
+        /// Time passed: wakes put off may be due.
+        case tick
+        /// The host stops it: no freeze or thaw decided before goes ahead.
+        case hostStopping
+    }
+
+    /// What the host does.
+    enum Action: Sendable, Equatable {
+        /// Send `will-suspend` and wait, at most the notice timeout, for its `ack`; then
+        /// ``Event/noticeSettled(generation:answered:)``.
+        case askBeforeFreezing(generation: Int)
+        /// Freeze its group (`answered`: as the notice was); then ``Event/froze(generation:)``.
+        case freeze(generation: Int, answered: Bool?)
+        /// Make sure every process is in its frozen group and the group frozen: one that left
+        /// gets it killed; one thawed by someone else is frozen again.
+        case enforceFreeze
+        /// Thaw its group; then ``Event/thawed(generation:wasFrozen:)``.
+        case thaw(generation: Int)
+        /// Undo a freeze that came after it was killed, unreported.
+        case thawUnreported
+        /// While frozen: watch its group (the kernel's events) and the sockets it named.
+        case watchWhileFrozen(generation: Int)
+        /// Stop watching its group and sockets.
+        case stopWatching
+        /// Stop watching the sockets it named (data came).
+        case stopWatchingSockets
+        /// End a wait for its answer to `notice` (the decision it was for is gone).
+        case endWait(HostNotice.Kind)
+        /// Send these notices.
+        case send([HostNotice])
+        /// Its model resumes for the event budget (``Application/wakeForLocationEvent()``).
+        case wakeForEvent
+        /// Launch it again, in the background, for `reason` (`KEEPALIVE_LAUNCH_REASON`).
+        case launch(reason: String)
+        /// Stop it (SIGTERM, then SIGKILL after the grace) to launch it again once gone: an
+        /// adopted app not connected to this host cannot be told.
+        case stopToLaunchAgain
+        /// Its model terminates it: thaw, tell it, SIGTERM, SIGKILL after the grace.
+        case terminate
+        /// Its model killed it: SIGKILL everything, close the sockets it named.
+        case kill
+        /// Its model enters the background, awaiting the app's handler (`false`: at once), and
+        /// then, `withEventBudget`, gets the event budget it was launched for.
+        case enterBackground(awaitingHandler: Bool, withEventBudget: Bool)
+        /// Say that data woke it.
+        case reportWokenForData
+        /// Say that a wake for `cause` waits `after`.
+        case reportPutOff(WakeCause, after: Duration)
+        /// Say how a location event was delivered.
+        case reportDelivery(LocationEventDelivery)
+    }
+
+    /// Found running when the host started (left by one that died): not its child.
+    let isAdopted: Bool
+    /// Bumped by every freeze or thaw decision: a step of an older one is dropped.
+    private(set) var generation = 0
+    /// Quit by the user: not launched again for events or tasks until the user launches it.
+    private(set) var isQuitByUser = false
+    /// A launch for an event or a task is under way.
+    private(set) var isLaunching = false
+    /// Launched again for this reason once its processes are gone and its group removed.
+    private(set) var launchAgainFor: String?
+    /// Launched in the background: it enters it once it has said hello and handled it.
+    private(set) var entersBackgroundOnHello: Bool
+    /// Launched for a location event: it gets the event's budget once in the background.
+    private var launchedForEvent: Bool
+    /// Pushes: woken at most as often as this allows.
+    private(set) var dataWakes: WakeBudget
+    /// Location events and scheduled tasks that wake or launch it.
+    private(set) var eventWakes: WakeBudget
+    /// Wakes its budgets put off, done at the next wake they allow.
+    private(set) var waitingWakes: Set<WakeCause> = []
+    /// Notices waiting for it to be thawed or to say hello.
+    private(set) var pending: [HostNotice] = []
+
+    /// A launch of its: `reason` is why the host launched it (`nil`: the user did);
+    /// `previous` is its launch before, whose budgets, wakes and notices go on.
+    init(
+        launchedFor reason: String?,
+        inBackground: Bool,
+        dataWakes: WakeBudget,
+        eventWakes: WakeBudget,
+        continuing previous: HostedAppMachine? = nil
+    ) {
+        isAdopted = false
+        entersBackgroundOnHello = inBackground
+        launchedForEvent = reason == HostNotice.Kind.locationEvent.rawValue
+        self.dataWakes = previous?.dataWakes ?? dataWakes
+        self.eventWakes = previous?.eventWakes ?? eventWakes
+        if let previous {
+            waitingWakes = previous.waitingWakes.subtracting([.data])  // its sockets were the old process's
+            pending = previous.pending
+        }
+    }
+
+    /// An app the host did not launch: adopted (running), or known from its launch record
+    /// (not running, `quitByUser` as recorded).
+    init(adopted: Bool, quitByUser: Bool = false, dataWakes: WakeBudget, eventWakes: WakeBudget) {
+        isAdopted = adopted
+        isQuitByUser = quitByUser
+        entersBackgroundOnHello = false
+        launchedForEvent = false
+        self.dataWakes = dataWakes
+        self.eventWakes = eventWakes
+    }
+
+    /// An adopted app's launch record was read: whether its user had quit it.
+    mutating func restore(quitByUser: Bool) { isQuitByUser = quitByUser }
+
+    /// Not running, and the host may launch it for its events and due tasks.
+    func mayBeLaunched(_ facts: Facts) -> Bool { !facts.isRunning && !isQuitByUser && facts.isLaunchable }
+
+    /// The first time from `now` on its budget for `cause` allows a wake.
+    func nextWake(for cause: WakeCause, from now: Duration) -> Duration {
+        (cause == .data ? dataWakes : eventWakes).nextWake(from: now)
+    }
+
+    /// A task it schedules for `asked` is a wake of its own: it begins no sooner than its event
+    /// budget allows, and counts against it. Returns when it begins.
+    mutating func planTask(askedFor asked: Duration) -> Duration {
+        let begin = nextWake(for: .event, from: asked)
+        eventWakes.spend(at: begin)
+        return begin
+    }
+
+    /// When the earliest wake put off falls due, if any.
+    func nextWaitingWake(from now: Duration) -> Duration? {
+        waitingWakes.map { nextWake(for: $0, from: now) }.min()
+    }
+
+    /// What to do for `event`.
+    mutating func handle(_ event: Event, _ facts: Facts) -> [Action] {
+        switch event {
+        case .model(let change): return modelChanged(change, facts)
+        case .noticeSettled(let step, let answered):
+            return step == generation && facts.state == .suspended ? [.freeze(generation: step, answered: answered)] : []
+        case .froze(let step): return froze(step, facts)
+        case .thawed(let step, let wasFrozen):
+            guard step == generation else { return [] }  // suspended again meanwhile
+            return (wasFrozen ? [.send([HostNotice(.didResume)])] : []) + flush(facts, thawed: true)
+        case .dataArrived(let step):
+            guard step == generation, facts.state == .suspended else { return [] }
+            return [.stopWatchingSockets] + wake(for: .data, facts)
+        case .groupChanged(let step):
+            return step == generation && facts.state == .suspended ? [.enforceFreeze] : []
+        case .locationEvent(let notice): return locationEvent(notice, facts)
+        case .saidHello:
+            var actions: [Action] = []
+            if entersBackgroundOnHello {
+                entersBackgroundOnHello = false
+                actions.append(.enterBackground(awaitingHandler: true, withEventBudget: takeEventBudget()))
+            }
+            return actions + flush(facts)
+        case .noHello:
+            guard entersBackgroundOnHello else { return [] }
+            entersBackgroundOnHello = false
+            return [.enterBackground(awaitingHandler: false, withEventBudget: takeEventBudget())]
+        case .scheduledWorkDue:
+            return mayBeLaunched(facts) ? launch(for: "scheduled-task", facts) : []
+        case .quitByUser:
+            isQuitByUser = true
+            return []
+        case .launchFailed(let waiting):
+            isLaunching = false
+            pending = waiting
+            return []
+        case .handedOver:
+            pending.removeAll()
+            return []
+        case .groupRemoved:
+            guard !facts.isRunning, let reason = launchAgainFor else { return [] }
+            launchAgainFor = nil
+            return mayBeLaunched(facts) ? launch(for: reason, facts) : []
+        case .tick: return serveWaitingWakes(facts)
+        case .hostStopping:
+            generation += 1
+            return []
+        }
+    }
+
+    private mutating func modelChanged(_ change: AppEvent, _ facts: Facts) -> [Action] {
+        switch change {
+        case .willEnterForeground:
+            return [.send([HostNotice(.lifecycle, event: "foreground")])]
+        case .suspended:
+            generation += 1
+            return [.askBeforeFreezing(generation: generation)]
+        case .resumed:
+            generation += 1
+            return [.stopWatching, .endWait(.willSuspend), .thaw(generation: generation)]
+        case .willTerminate:
+            generation += 1
+            return [.terminate]
+        case .terminated:
+            generation += 1
+            return [.stopWatching, .kill]
+        default:
+            return []
+        }
+    }
+
+    private func froze(_ step: Int, _ facts: Facts) -> [Action] {
+        // Killed while it froze: its stop thawed the group already; the freeze that came after is undone.
+        guard facts.state != .notRunning else { return [.thawUnreported] }
+        return step == generation ? [.watchWhileFrozen(generation: step)] : [.thaw(generation: generation)]
+    }
+
+    /// Whether it gets the event budget, once in the background: once, when launched for a
+    /// location event, as a woken app gets it.
+    private mutating func takeEventBudget() -> Bool {
+        defer { launchedForEvent = false }
+        return launchedForEvent
+    }
+
+    /// Sends what waits, once it is connected, running and not frozen (`thawed`: its group
+    /// was just thawed, whatever the facts read before).
+    private mutating func flush(_ facts: Facts, thawed: Bool = false) -> [Action] {
+        guard facts.isConnected, facts.isRunning, thawed || !facts.isFreezeRequested, !pending.isEmpty else { return [] }
+        defer { pending.removeAll() }
+        return [.send(pending)]
+    }
+
+    private mutating func launch(for reason: String, _ facts: Facts) -> [Action] {
+        guard !isLaunching, facts.isLaunchable else { return [] }
+        isLaunching = true
+        return [.launch(reason: reason)]
+    }
+
+    /// A wake the budget for `cause` allows now, or its putting off.
+    private mutating func wake(for cause: WakeCause, _ facts: Facts) -> [Action] {
+        guard nextWake(for: cause, from: facts.now) <= facts.now else { return putOff(cause, facts) }
+        spend(cause, facts.now)
+        return cause == .data ? [.wakeForEvent, .reportWokenForData] : [.wakeForEvent]
+    }
+
+    private mutating func spend(_ cause: WakeCause, _ now: Duration) {
+        switch cause {
+        case .data: dataWakes.spend(at: now)
+        case .event: eventWakes.spend(at: now)
+        }
+    }
+
+    private mutating func putOff(_ cause: WakeCause, _ facts: Facts) -> [Action] {
+        guard waitingWakes.insert(cause).inserted else { return [] }
+        return [.reportPutOff(cause, after: nextWake(for: cause, from: facts.now) - facts.now)]
+    }
+
+    /// Tells it: at once while it runs, after the thaw when frozen, after its hello when
+    /// launched for it; later, when its budget says so.
+    private mutating func locationEvent(_ notice: HostNotice, _ facts: Facts) -> [Action] {
+        pending.append(notice)
+        // Adopted from a host that died, and not connected to this one: it cannot be told.
+        let isUnreachable = isAdopted && !facts.isConnected && facts.isLaunchable && !isQuitByUser
+        let mustWake = !facts.isRunning || facts.state == .suspended || isUnreachable
+        let now = facts.now
+        if mustWake, waitingWakes.contains(.event) || nextWake(for: .event, from: now) > now {
+            return putOff(.event, facts) + [.reportDelivery(.deferred)]
+        }
+        if isUnreachable {
+            spend(.event, now)
+            launchAgainFor = HostNotice.Kind.locationEvent.rawValue
+            return [.stopToLaunchAgain, .reportDelivery(.launched)]
+        }
+        if !facts.isRunning {  // watched only when it may be launched
+            spend(.event, now)
+            return launch(for: HostNotice.Kind.locationEvent.rawValue, facts) + [.reportDelivery(.launched)]
+        }
+        guard facts.state == .background || facts.state == .suspended else {
+            return flush(facts) + [.reportDelivery(.told)]
+        }
+        if mustWake { spend(.event, now) }
+        return [.wakeForEvent] + flush(facts) + [.reportDelivery(.woken)]
+    }
+
+    /// Does the wakes put off that the budgets now allow (or that need no wake any more).
+    private mutating func serveWaitingWakes(_ facts: Facts) -> [Action] {
+        let now = facts.now
+        var actions: [Action] = []
+        if waitingWakes.contains(.data) {
+            if facts.state != .suspended || !facts.isRunning {
+                waitingWakes.remove(.data)  // it runs, and reads its data itself
+            } else if nextWake(for: .data, from: now) <= now {
+                waitingWakes.remove(.data)
+                actions += wake(for: .data, facts)
+            }
+        }
+        guard waitingWakes.contains(.event) else { return actions }
+        if !facts.isRunning {
+            guard mayBeLaunched(facts) else {
+                waitingWakes.remove(.event)
+                return actions
+            }
+            guard nextWake(for: .event, from: now) <= now else { return actions }
+            waitingWakes.remove(.event)
+            spend(.event, now)
+            return actions + launch(for: HostNotice.Kind.locationEvent.rawValue, facts)
+        }
+        if facts.state == .suspended {
+            guard nextWake(for: .event, from: now) <= now else { return actions }
+            waitingWakes.remove(.event)
+            spend(.event, now)
+            return actions + [.wakeForEvent] + flush(facts)
+        }
+        waitingWakes.remove(.event)
+        return actions + flush(facts)
+    }
+}

@@ -1,0 +1,204 @@
+import KeepAliveCore
+@testable import KeepAliveHost
+import Testing
+
+/// The host's rules for one app, proven on the machine alone, on a test clock (the facts'
+/// `now`): freezing safely, wakes within budgets, notices held and told, launches. The
+/// end-to-end suites (HostTests, HostWakeBudgetTests, HostLocationServiceTests...) prove that
+/// the host does what it decides to real processes.
+@Suite struct HostedAppMachineTests {
+    typealias Machine = HostedAppMachine
+    typealias Facts = HostedAppMachine.Facts
+
+    static func facts(
+        at seconds: Int = 0,
+        _ state: AppState = .background,
+        running: Bool = true,
+        connected: Bool = true,
+        freezing: Bool = false,
+        launchable: Bool = true
+    ) -> Facts {
+        Facts(
+            now: .seconds(seconds),
+            state: state,
+            isRunning: running,
+            isConnected: connected,
+            isFreezeRequested: freezing,
+            isLaunchable: launchable
+        )
+    }
+
+    static func launched(for reason: String? = nil, inBackground: Bool = false) -> Machine {
+        Machine(launchedFor: reason, inBackground: inBackground, dataWakes: .data, eventWakes: .events)
+    }
+
+    static let event = HostNotice(.locationEvent)
+
+    // MARK: Freezing
+
+    @Test func aSuspendedAppIsAskedFirstAndFrozenOnceItAnsweredOrItsTimeRanOut() {
+        var machine = Self.launched()
+        #expect(machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended)) == [.askBeforeFreezing(generation: 1)])
+        #expect(machine.handle(.noticeSettled(generation: 1, answered: false), Self.facts(.suspended)) == [.freeze(generation: 1, answered: false)])
+        #expect(machine.handle(.froze(generation: 1), Self.facts(.suspended, freezing: true)) == [.watchWhileFrozen(generation: 1)])
+    }
+
+    @Test func aDecisionThatCameDuringTheNoticeWinsOverTheFreeze() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        #expect(machine.handle(.model(.resumed), Self.facts(.background)) == [.stopWatching, .endWait(.willSuspend), .thaw(generation: 2)])
+        #expect(machine.handle(.noticeSettled(generation: 1, answered: true), Self.facts(.background)).isEmpty)
+        // The host stopping overrides a freeze in flight too.
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        _ = machine.handle(.hostStopping, Self.facts(.suspended))
+        #expect(machine.handle(.noticeSettled(generation: 3, answered: true), Self.facts(.suspended)).isEmpty)
+    }
+
+    @Test func anAppResumedWhileItFrozeIsThawedAtOnceAndToldItResumed() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        _ = machine.handle(.noticeSettled(generation: 1, answered: true), Self.facts(.suspended))
+        _ = machine.handle(.model(.resumed), Self.facts(.background, freezing: true))
+        #expect(machine.handle(.froze(generation: 1), Self.facts(.background, freezing: true)) == [.thaw(generation: 2)])
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: true), Self.facts()) == [.send([HostNotice(.didResume)])])
+        #expect(machine.handle(.thawed(generation: 1, wasFrozen: true), Self.facts()).isEmpty)  // an older thaw says nothing
+    }
+
+    @Test func aFreezeThatCameAfterTheAppWasKilledIsUndone() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        #expect(machine.handle(.model(.terminated(.requested)), Self.facts(.notRunning)) == [.stopWatching, .kill])
+        #expect(machine.handle(.froze(generation: 1), Self.facts(.notRunning, freezing: true)) == [.thawUnreported])
+    }
+
+    @Test func aFrozenGroupThatChangedIsCheckedOnlyWhileThatFreezeHolds() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.suspended, freezing: true)) == [.enforceFreeze])
+        _ = machine.handle(.model(.resumed), Self.facts(.background))
+        #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.background)).isEmpty)
+    }
+
+    // MARK: Wakes
+
+    @Test func dataWakesAFrozenAppTwiceAtOnceThenOnceEachTwentyMinutes() {
+        var machine = Self.launched()
+        var generation = 0
+        func frozen(at seconds: Int) -> Facts { Self.facts(at: seconds, .suspended, freezing: true) }
+        func suspend(at seconds: Int) {
+            _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), frozen(at: seconds))
+            generation = machine.generation
+        }
+        suspend(at: 0)
+        #expect(machine.handle(.dataArrived(generation: generation), frozen(at: 0)) == [.stopWatchingSockets, .wakeForEvent, .reportWokenForData])
+        suspend(at: 10)
+        #expect(machine.handle(.dataArrived(generation: generation), frozen(at: 10)).contains(.wakeForEvent))
+        suspend(at: 20)
+        // The third within the hour waits for the budget: 20 minutes after the first.
+        #expect(machine.handle(.dataArrived(generation: generation), frozen(at: 20)) == [.stopWatchingSockets, .reportPutOff(.data, after: .seconds(1_180))])
+        #expect(machine.nextWaitingWake(from: .seconds(20)) == .seconds(1_200))
+        #expect(machine.handle(.tick, frozen(at: 1_199)).isEmpty)
+        #expect(machine.handle(.tick, frozen(at: 1_200)) == [.wakeForEvent, .reportWokenForData])
+        #expect(machine.waitingWakes.isEmpty)
+    }
+
+    @Test func dataForAnOlderFreezeOrAnAppThatRunsWakesNothing() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        _ = machine.handle(.model(.resumed), Self.facts(.background))
+        #expect(machine.handle(.dataArrived(generation: 1), Self.facts(.suspended)).isEmpty)
+        #expect(machine.handle(.dataArrived(generation: 2), Self.facts(.background)).isEmpty)
+    }
+
+    @Test func aWaitingDataWakeIsDroppedOnceTheAppRunsAndReadsItItself() {
+        var machine = Self.launched()
+        for seconds in 0..<3 {
+            _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(at: seconds, .suspended))
+            _ = machine.handle(.dataArrived(generation: machine.generation), Self.facts(at: seconds, .suspended))
+        }
+        #expect(machine.waitingWakes == [.data])
+        #expect(machine.handle(.tick, Self.facts(at: 5, .background)).isEmpty)
+        #expect(machine.waitingWakes.isEmpty)
+    }
+
+    // MARK: Location events
+
+    @Test func anEventIsToldAtOnceInTheForegroundAndWakesInTheBackground() {
+        var machine = Self.launched()
+        #expect(machine.handle(.locationEvent(Self.event), Self.facts(.active)) == [.send([Self.event]), .reportDelivery(.told)])
+        #expect(machine.handle(.locationEvent(Self.event), Self.facts(.background)) == [.wakeForEvent, .send([Self.event]), .reportDelivery(.woken)])
+        #expect(machine.eventWakes.remaining(at: .zero) == 10)  // a running app's wake costs nothing
+    }
+
+    @Test func aFrozenAppIsWokenAndToldAfterItsThaw() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended, freezing: true))
+        #expect(machine.handle(.locationEvent(Self.event), Self.facts(.suspended, freezing: true)) == [.wakeForEvent, .reportDelivery(.woken)])
+        #expect(machine.eventWakes.remaining(at: .zero) == 9)
+        _ = machine.handle(.model(.resumed), Self.facts(.background, freezing: true))
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: true), Self.facts()) == [.send([HostNotice(.didResume)]), .send([Self.event])])
+    }
+
+    @Test func anAppNotRunningIsLaunchedOnceTenTimesAtOnceThenItsEventsWait() {
+        var machine = Self.launched()
+        let notRunning = Self.facts(.notRunning, running: false, connected: false)
+        #expect(machine.handle(.locationEvent(Self.event), notRunning) == [.launch(reason: "location-event"), .reportDelivery(.launched)])
+        // One launch at a time: the next event is held for it.
+        #expect(machine.handle(.locationEvent(Self.event), notRunning) == [.reportDelivery(.launched)])
+        _ = machine.handle(.launchFailed(waiting: machine.pending), notRunning)
+        for _ in 2..<10 { _ = machine.handle(.locationEvent(Self.event), notRunning) }
+        #expect(machine.handle(.locationEvent(Self.event), notRunning) == [.reportPutOff(.event, after: .seconds(360)), .reportDelivery(.deferred)])
+        #expect(machine.pending.count == 11)
+        _ = machine.handle(.launchFailed(waiting: machine.pending), notRunning)
+        #expect(machine.handle(.tick, Self.facts(at: 359, .notRunning, running: false)).isEmpty)
+        #expect(machine.handle(.tick, Self.facts(at: 360, .notRunning, running: false)) == [.launch(reason: "location-event")])
+    }
+
+    @Test func anAppTheUserQuitOrTheHostCannotLaunchIsNotLaunched() {
+        var quit = Self.launched()
+        _ = quit.handle(.quitByUser, Self.facts(.notRunning, running: false))
+        #expect(quit.handle(.scheduledWorkDue, Self.facts(.notRunning, running: false)).isEmpty)
+        var adopted = Machine(adopted: true, dataWakes: .data, eventWakes: .events)
+        #expect(adopted.handle(.scheduledWorkDue, Self.facts(.notRunning, running: false, launchable: false)).isEmpty)
+        var recorded = Machine(adopted: false, dataWakes: .data, eventWakes: .events)
+        #expect(recorded.handle(.scheduledWorkDue, Self.facts(.notRunning, running: false)) == [.launch(reason: "scheduled-task")])
+    }
+
+    @Test func anAdoptedAppThisHostCannotTellIsStoppedAndLaunchedForItsEventOnceGone() {
+        var machine = Machine(adopted: true, dataWakes: .data, eventWakes: .events)
+        #expect(machine.handle(.locationEvent(Self.event), Self.facts(.active, connected: false)) == [.stopToLaunchAgain, .reportDelivery(.launched)])
+        #expect(machine.handle(.groupRemoved, Self.facts(.notRunning, running: true)).isEmpty)  // not yet gone
+        #expect(machine.handle(.groupRemoved, Self.facts(.notRunning, running: false)) == [.launch(reason: "location-event")])
+        #expect(machine.handle(.groupRemoved, Self.facts(.notRunning, running: false)).isEmpty)  // once
+    }
+
+    // MARK: Launches
+
+    @Test func aLaunchForAnEventEntersTheBackgroundAfterItsHelloWithTheEventsBudgetAndItsNotices() {
+        var machine = Self.launched(for: "location-event", inBackground: true)
+        _ = machine.handle(.locationEvent(Self.event), Self.facts(.active, connected: false))
+        #expect(machine.handle(.saidHello, Self.facts(.active)) == [.enterBackground(awaitingHandler: true, withEventBudget: true), .send([Self.event])])
+        #expect(machine.handle(.noHello, Self.facts(.background)).isEmpty)  // it did say hello
+        var silent = Self.launched(for: "scheduled-task", inBackground: true)
+        #expect(silent.handle(.noHello, Self.facts(.active, connected: false)) == [.enterBackground(awaitingHandler: false, withEventBudget: false)])
+    }
+
+    @Test func aNewLaunchGoesOnWithTheBudgetsAndNoticesButNotTheDataWakesOfTheLastOne() {
+        var previous = Self.launched()
+        for seconds in 0..<3 {
+            _ = previous.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(at: seconds, .suspended))
+            _ = previous.handle(.dataArrived(generation: previous.generation), Self.facts(at: seconds, .suspended))
+        }
+        _ = previous.handle(.locationEvent(Self.event), Self.facts(at: 3, .suspended, freezing: true))  // held for the thaw
+        let next = Machine(launchedFor: "location-event", inBackground: true, dataWakes: .data, eventWakes: .events, continuing: previous)
+        _ = previous.handle(.handedOver, Self.facts(.notRunning, running: false))
+        #expect(next.dataWakes == previous.dataWakes && next.eventWakes == previous.eventWakes)
+        #expect(next.waitingWakes.isEmpty && next.pending == [Self.event] && previous.pending.isEmpty)
+    }
+
+    @Test func aScheduledTaskBeginsNoSoonerThanTheEventBudgetAllows() {
+        var machine = Self.launched()
+        for _ in 0..<10 { #expect(machine.planTask(askedFor: .seconds(60)) == .seconds(60)) }
+        #expect(machine.planTask(askedFor: .seconds(60)) == .seconds(420))
+    }
+}
