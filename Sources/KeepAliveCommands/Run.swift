@@ -216,21 +216,7 @@ extension KeepAlive {
             let environment = ProcessInfo.processInfo.environment
             let appID = source.app ?? (hosted ? environment["KEEPALIVE_APP"] : nil) ?? "keepalive"
             var configuration = try makeConfiguration()
-            if hosted {
-                let socket =
-                    hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? AppHost.Configuration.defaultSocket.path
-                do {
-                    let client = try HostClient(socket: URL(fileURLWithPath: socket))
-                    let (profile, state, modes) = try await client.hello(app: appID)
-                    configuration.profile = profile
-                    configuration.backgroundModes = modes  // what the host launched it with
-                    configuration.startsInBackground = state == "background"
-                    configuration.host = (client, appID)
-                } catch {
-                    output.write(error: error)
-                    throw ExitCode(1)
-                }
-            }
+            if hosted { try await joinHost(as: appID, into: &configuration, output: output) }
             let authorization = LocationAuthorizationManager(
                 application: appID,
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
@@ -238,66 +224,110 @@ extension KeepAlive {
             let manager = try source.makeManager(authorization: authorization)
             configuration.reportingMode = try reportingMode()
             if monitoring.isGiven || configuration.reportingMode != nil {
-                do {
-                    let wanted = try monitoring.read()
-                    configuration.monitoring =
-                        hosted
-                        ? try ServiceMonitoring.hosted(wanted, assuming: monitoring.assuming)
-                        : try ServiceMonitoring.standalone(
-                            wanted,
-                            assuming: monitoring.assuming,
-                            file: monitorState.map { URL(fileURLWithPath: $0) }
-                        )
-                } catch let error as MonitoringError where error.code == .invalidCondition {
-                    output.write(error: ValidationError("the conditions file \(monitoring.conditions ?? ""): \(error.message)"))
-                    throw ExitCode(1)
-                } catch {
-                    output.write(error: error)
-                    throw ExitCode(1)
-                }
+                configuration.monitoring = try readMonitoring(output: output)
             }
-            var endpoint: MetricsEndpoint?
-            if let (host, port) = try metricsAddress() {
-                do {
-                    endpoint = try MetricsEndpoint(host: host, port: port)
-                } catch {
-                    output.write(error: error)
-                    throw ExitCode(1)
-                }
-                configuration.recordsMetrics = true
-                if source.json {
-                    Console.out(JSONLine(["event": "metrics", "url": .string(endpoint!.url)]).bytes)
-                } else {
-                    Console.out("# metrics on \(endpoint!.url)\n")
-                }
-            }
+            let endpoint = try startMetrics(into: &configuration, output: output)
             defer { endpoint?.stop() }
             var journal: ServiceJournal?
             if delivery.isRequested, let journalCommands {
-                do {
-                    journal = try journalCommands.service(
-                        delivery,
-                        output: output,
-                        recordsMetrics: configuration.recordsMetrics,
-                        waypoints: monitoring.waypoints,
-                        isLive: source.replay == nil
-                    )
-                } catch {
-                    output.write(error: error)
-                    throw ExitCode(1)
-                }
-                configuration.journal = journal?.recorder
-                configuration.eventRecorder = journal?.eventRecorder
-                configuration.delivery = journal?.delivery
-                configuration.stopTimeout = try delivery.stopBound()
-                configuration.remote = journal?.remote
+                journal = try openJournal(journalCommands, into: &configuration, output: output)
             }
-            let service = KeepAliveService(
-                configuration: configuration,
-                locationManager: manager,
-                authorization: authorization
-            )
-            let logger = Logger(label: "keepalive.run")
+            let service = KeepAliveService(configuration: configuration, locationManager: manager, authorization: authorization)
+            try await serve(service, journal: journal, output: output, interrupts: interrupts, hangups: hangups)
+        }
+
+        /// `--host`: says hello to the host, whose rules, modes and state the service takes.
+        private func joinHost(as appID: String, into configuration: inout KeepAliveService.Configuration, output: Output) async throws {
+            let environment = ProcessInfo.processInfo.environment
+            let socket = hostSocket ?? environment["KEEPALIVE_HOST_SOCKET"] ?? AppHost.Configuration.defaultSocket.path
+            do {
+                let client = try HostClient(socket: URL(fileURLWithPath: socket))
+                let (profile, state, modes) = try await client.hello(app: appID)
+                configuration.profile = profile
+                configuration.backgroundModes = modes  // what the host launched it with
+                configuration.startsInBackground = state == "background"
+                configuration.host = (client, appID)
+            } catch {
+                output.write(error: error)
+                throw ExitCode(1)
+            }
+        }
+
+        /// The monitoring strategy's conditions: the host's to watch, or the service's own.
+        private func readMonitoring(output: Output) throws -> ServiceMonitoring {
+            do {
+                let wanted = try monitoring.read()
+                return hosted
+                    ? try ServiceMonitoring.hosted(wanted, assuming: monitoring.assuming)
+                    : try ServiceMonitoring.standalone(
+                        wanted,
+                        assuming: monitoring.assuming,
+                        file: monitorState.map { URL(fileURLWithPath: $0) }
+                    )
+            } catch let error as MonitoringError where error.code == .invalidCondition {
+                output.write(error: ValidationError("the conditions file \(monitoring.conditions ?? ""): \(error.message)"))
+                throw ExitCode(1)
+            } catch {
+                output.write(error: error)
+                throw ExitCode(1)
+            }
+        }
+
+        /// `--metrics`: the endpoint, listening, and said where.
+        private func startMetrics(into configuration: inout KeepAliveService.Configuration, output: Output) throws -> MetricsEndpoint? {
+            guard let (host, port) = try metricsAddress() else { return nil }
+            let endpoint: MetricsEndpoint
+            do {
+                endpoint = try MetricsEndpoint(host: host, port: port)
+            } catch {
+                output.write(error: error)
+                throw ExitCode(1)
+            }
+            configuration.recordsMetrics = true
+            if source.json {
+                Console.out(JSONLine(["event": "metrics", "url": .string(endpoint.url)]).bytes)
+            } else {
+                Console.out("# metrics on \(endpoint.url)\n")
+            }
+            return endpoint
+        }
+
+        /// `--journal`, `--deliver`: the journal, its delivery and the remote commands, given to the service.
+        private func openJournal(
+            _ journalCommands: any JournalCommands,
+            into configuration: inout KeepAliveService.Configuration,
+            output: Output
+        ) throws -> ServiceJournal {
+            let journal: ServiceJournal
+            do {
+                journal = try journalCommands.service(
+                    delivery,
+                    output: output,
+                    recordsMetrics: configuration.recordsMetrics,
+                    waypoints: monitoring.waypoints,
+                    isLive: source.replay == nil
+                )
+            } catch {
+                output.write(error: error)
+                throw ExitCode(1)
+            }
+            configuration.journal = journal.recorder
+            configuration.eventRecorder = journal.eventRecorder
+            configuration.delivery = journal.delivery
+            configuration.stopTimeout = try delivery.stopBound()
+            configuration.remote = journal.remote
+            return journal
+        }
+
+        /// Runs the service in a ServiceLifecycle group until a signal stops it; a SIGHUP whose
+        /// configuration changed stops it to start again in place.
+        private func serve(
+            _ service: KeepAliveService,
+            journal: ServiceJournal?,
+            output: Output,
+            interrupts: Interrupts,
+            hangups: UnixSignalsSequence?
+        ) async throws {
             var queueDepth: @Sendable () -> Int? = { nil }
             if let journal { queueDepth = journal.queueDepth }
             let systemd = SystemdReporting(notifier: SystemdNotifier(), queueDepth: queueDepth)
@@ -307,7 +337,7 @@ extension KeepAlive {
                     services: [
                         .init(service: RunService(service: service, output: output, systemd: systemd, restarting: restarting))
                     ],
-                    logger: logger
+                    logger: Logger(label: "keepalive.run")
                 )
             )
             let reloads = hangups.map { hangups in

@@ -120,126 +120,48 @@ public final class Deliverer: Sendable {
         wake.raise(.reachable)
     }
 
+    /// What the delivery loop carries from one turn to the next.
+    struct Loop {
+        /// Failures in a row: the backoff's attempt.
+        var failures = 0
+        /// Acknowledged but not yet recorded (the journal's disk full): kept in memory, skipped
+        /// when reading the queue, recorded as soon as the journal takes writes again.
+        var unsaved: [JournalRecord] = []
+        var holdsLease = false
+        /// When the lease was last renewed, on this deliverer's clock.
+        var renewed = Duration.zero
+        /// Since when the oldest record waiting has waited, on this deliverer's monotonic clock:
+        /// from when it was first seen, less the wait the wall clock gives it then (at most the
+        /// bound). A wall clock set back gives no wait (the bound is then counted from here),
+        /// one set forward the whole bound (sent at once: early, never late).
+        var oldestWaiting: (id: String, since: Duration)?
+    }
+
     /// Delivers until the task is cancelled; then gives the lease up and closes the transport.
     public func run() async {
         let appends = Task { [journal, wake] in
             for await _ in journal.appends() { wake.raise(.appended) }
         }
-        var failures = 0
-        // Acknowledged but not yet recorded (the journal's disk full): kept in memory, skipped
-        // when reading the queue, recorded as soon as the journal takes writes again.
-        var unsaved: [JournalRecord] = []
-        var holdsLease = false
-        var renewed = Duration.zero
-        // Since when the oldest record waiting has waited, on this deliverer's monotonic clock:
-        // from when it was first seen, less the wait the wall clock gives it then (at most the
-        // bound). A wall clock set back gives no wait (the bound is then counted from here),
-        // one set forward the whole bound (sent at once: early, never late).
-        var oldestWaiting: (id: String, since: Duration)?
+        var loop = Loop()
         while !Task.isCancelled {
             let drainAsked = drainsAsked.withLock { $0 }
             if paused.withLock({ $0 }) {
-                holdsLease = false
+                loop.holdsLease = false
                 _ = await wake.wait(for: [.reachable], timeout: policy.pollInterval, time: time)
                 continue
             }
             do throws(JournalError) {
-                if holdsLease, time.now() - renewed > policy.leaseDuration / 3,
-                    let left = try journal.leaseRemaining(for: destination, owner: owner), left > policy.leaseDuration * 2 / 3,
-                    left <= policy.leaseDuration
-                {
-                    renewed = time.now() - (policy.leaseDuration - left)  // renewed by the writer's commits: no write here
-                }
-                if !holdsLease || time.now() - renewed > policy.leaseDuration / 3 {
-                    let acquired = try journal.acquireLease(for: destination, owner: owner, ttl: policy.leaseDuration)
-                    if acquired != holdsLease { events(acquired ? .tookOver(destination: destination) : .waitingForLease(destination: destination)) }
-                    if !acquired, holdsLease { await transport.close() }
-                    holdsLease = acquired
-                    renewed = time.now()
-                }
-                guard holdsLease else {
+                guard try await keepLease(&loop) else {
                     _ = await wake.wait(for: [], timeout: policy.pollInterval, time: time)
                     continue
                 }
-                if !unsaved.isEmpty, (try? journal.markDelivered(unsaved, to: destination)) != nil { unsaved = [] }
-                let skipped = Set(unsaved.map(\.sequence))
-                let limit = policy.maximumBatch + skipped.count
-                let pending: PendingRecords
-                if let writer {
-                    pending = try writer.pending(for: destination, limit: limit)
-                } else {
-                    pending = try journal.pendingRecords(for: destination, limit: limit)
-                }
-                let batch = pending.records.filter { !$0.isStored || !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
-                let retries = Set(pending.records.prefix(pending.retried).map(\.sequence))
-                let retried = batch.prefix { $0.isStored && retries.contains($0.sequence) }.count
-                if batch.isEmpty { drainsAnswered.update { $0 = max($0, drainAsked) } }
-                if let first = batch.first, oldestWaiting?.id != first.id {
-                    let walled = min(max(0, journal.now().timeIntervalSince(first.recordedAt)), policy.maximumLatency.seconds)
-                    oldestWaiting = (first.id, time.now() - .milliseconds(Int64(walled * 1000)))
-                }
-                if let wait = waitBeforeSending(batch, waited: oldestWaiting.map { time.now() - $0.since } ?? .zero) {
+                if !loop.unsaved.isEmpty, (try? journal.markDelivered(loop.unsaved, to: destination)) != nil { loop.unsaved = [] }
+                let (batch, retried) = try nextBatch(&loop, drainAsked: drainAsked)
+                if let wait = waitBeforeSending(batch, waited: loop.oldestWaiting.map { time.now() - $0.since } ?? .zero) {
                     _ = await wake.wait(for: [.appended], timeout: wait, time: time)
                     continue
                 }
-                let result: DeliveryResult
-                if let failure = await transport.waitUntilReady() {
-                    result = DeliveryResult(acknowledged: 0, failure: failure)
-                } else if time.now() - renewed > policy.leaseDuration / 3 {
-                    continue  // a long wait, perhaps frozen: the lease again before anything goes out
-                } else {
-                    result = await transport.send(batch)
-                }
-                let delivered = batch.prefix(result.acknowledged)
-                // With a writer, the records in order are stored with its next commit; retried
-                // dead letters (and everything, without one) at once.
-                let savedNow = writer == nil ? delivered : delivered.prefix(retried)
-                writer?.acknowledge(delivered.dropFirst(retried), by: destination)
-                do {
-                    try journal.markDelivered(unsaved + savedNow, to: destination)
-                    unsaved = []
-                } catch {
-                    unsaved += savedNow
-                    events(.journalError(destination: destination, error))
-                }
-                if let last = delivered.last {
-                    events(
-                        last.isStored
-                            ? .delivered(destination: destination, count: delivered.count, through: last.sequence)
-                            : .deliveredBeforeStored(destination: destination, count: delivered.count)
-                    )
-                }
-                guard let failure = result.failure else {
-                    failures = 0
-                    continue
-                }
-                if case .refused(let reason) = failure, result.acknowledged < batch.count, batch[result.acknowledged].isStored {
-                    let record = batch[result.acknowledged]
-                    let dead = try journal.recordRefusal(
-                        of: record, reason: reason, by: destination, maximumTries: policy.maximumRefusals
-                    )
-                    if dead {
-                        logger.error(
-                            "a fix went to the dead letters",
-                            metadata: ["destination": "\(destination)", "sequence": "\(record.sequence)", "reason": "\(reason)"]
-                        )
-                        events(.deadLettered(destination: destination, sequence: record.sequence, reason: reason))
-                        failures = 0
-                        continue
-                    }
-                } else if case .refused = failure, result.acknowledged < batch.count {
-                    writer?.commit()  // a held record: its refusals are counted once it is stored, read again from the journal
-                } else {
-                    try journal.recordFailure(failure.description, for: destination)
-                }
-                failures += 1
-                let delay = Self.backoff(policy, attempt: failures)
-                events(.failed(destination: destination, reason: failure.description, retryIn: delay))
-                logger.info(
-                    "delivery failed",
-                    metadata: ["destination": "\(destination)", "reason": "\(failure)", "retry in": "\(delay)"]
-                )
-                if await wake.wait(for: [.reachable], timeout: delay, time: time) == .reachable { failures = 0 }
+                try await send(batch, retried: retried, &loop)
             } catch {
                 events(.journalError(destination: destination, error))
                 logger.error("journal error while delivering", metadata: ["destination": "\(destination)", "error": "\(error)"])
@@ -247,8 +169,119 @@ public final class Deliverer: Sendable {
             }
         }
         appends.cancel()
-        if holdsLease { try? journal.releaseLease(for: destination, owner: owner) }
+        if loop.holdsLease { try? journal.releaseLease(for: destination, owner: owner) }
         await transport.close()
+    }
+
+    /// Holds the destination's lease: renewed by the writer's commits when it can be, taken (or
+    /// renewed) in the journal a third of its time after the last renewal. Returns whether it holds it.
+    private func keepLease(_ loop: inout Loop) async throws(JournalError) -> Bool {
+        if loop.holdsLease, time.now() - loop.renewed > policy.leaseDuration / 3,
+            let left = try journal.leaseRemaining(for: destination, owner: owner), left > policy.leaseDuration * 2 / 3,
+            left <= policy.leaseDuration
+        {
+            loop.renewed = time.now() - (policy.leaseDuration - left)  // renewed by the writer's commits: no write here
+        }
+        if !loop.holdsLease || time.now() - loop.renewed > policy.leaseDuration / 3 {
+            let acquired = try journal.acquireLease(for: destination, owner: owner, ttl: policy.leaseDuration)
+            if acquired != loop.holdsLease { events(acquired ? .tookOver(destination: destination) : .waitingForLease(destination: destination)) }
+            if !acquired, loop.holdsLease { await transport.close() }
+            loop.holdsLease = acquired
+            loop.renewed = time.now()
+        }
+        return loop.holdsLease
+    }
+
+    /// The next batch, in order: what the writer holds after what is stored (or what is stored),
+    /// less what was acknowledged and not recorded yet; `retried` of its first are dead letters
+    /// sent again. An empty queue answers the drains asked so far.
+    private func nextBatch(_ loop: inout Loop, drainAsked: Int) throws(JournalError) -> (batch: [JournalRecord], retried: Int) {
+        let skipped = Set(loop.unsaved.map(\.sequence))
+        let limit = policy.maximumBatch + skipped.count
+        let pending: PendingRecords
+        if let writer {
+            pending = try writer.pending(for: destination, limit: limit)
+        } else {
+            pending = try journal.pendingRecords(for: destination, limit: limit)
+        }
+        let batch = pending.records.filter { !$0.isStored || !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
+        let retries = Set(pending.records.prefix(pending.retried).map(\.sequence))
+        let retried = batch.prefix { $0.isStored && retries.contains($0.sequence) }.count
+        if batch.isEmpty { drainsAnswered.update { $0 = max($0, drainAsked) } }
+        if let first = batch.first, loop.oldestWaiting?.id != first.id {
+            let walled = min(max(0, journal.now().timeIntervalSince(first.recordedAt)), policy.maximumLatency.seconds)
+            loop.oldestWaiting = (first.id, time.now() - .milliseconds(Int64(walled * 1000)))
+        }
+        return (batch, retried)
+    }
+
+    /// Sends `batch` and records what the server acknowledged; a failure is counted and waited out.
+    private func send(_ batch: [JournalRecord], retried: Int, _ loop: inout Loop) async throws(JournalError) {
+        let result: DeliveryResult
+        if let failure = await transport.waitUntilReady() {
+            result = DeliveryResult(acknowledged: 0, failure: failure)
+        } else if time.now() - loop.renewed > policy.leaseDuration / 3 {
+            return  // a long wait, perhaps frozen: the lease again before anything goes out
+        } else {
+            result = await transport.send(batch)
+        }
+        let delivered = batch.prefix(result.acknowledged)
+        // With a writer, the records in order are stored with its next commit; retried
+        // dead letters (and everything, without one) at once.
+        let savedNow = writer == nil ? delivered : delivered.prefix(retried)
+        writer?.acknowledge(delivered.dropFirst(retried), by: destination)
+        do {
+            try journal.markDelivered(loop.unsaved + savedNow, to: destination)
+            loop.unsaved = []
+        } catch {
+            loop.unsaved += savedNow
+            events(.journalError(destination: destination, error))
+        }
+        if let last = delivered.last {
+            events(
+                last.isStored
+                    ? .delivered(destination: destination, count: delivered.count, through: last.sequence)
+                    : .deliveredBeforeStored(destination: destination, count: delivered.count)
+            )
+        }
+        guard let failure = result.failure else {
+            loop.failures = 0
+            return
+        }
+        try await failed(failure, sending: batch, acknowledged: result.acknowledged, &loop)
+    }
+
+    /// A refused stored fix counts toward the dead letters (and goes there after the most
+    /// refusals); any other failure is recorded, and the next try waits its backoff (or until
+    /// the server is reachable again).
+    private func failed(
+        _ failure: DeliveryFailure,
+        sending batch: [JournalRecord],
+        acknowledged: Int,
+        _ loop: inout Loop
+    ) async throws(JournalError) {
+        if case .refused(let reason) = failure, acknowledged < batch.count, batch[acknowledged].isStored {
+            let record = batch[acknowledged]
+            let dead = try journal.recordRefusal(of: record, reason: reason, by: destination, maximumTries: policy.maximumRefusals)
+            if dead {
+                logger.error(
+                    "a fix went to the dead letters",
+                    metadata: ["destination": "\(destination)", "sequence": "\(record.sequence)", "reason": "\(reason)"]
+                )
+                events(.deadLettered(destination: destination, sequence: record.sequence, reason: reason))
+                loop.failures = 0
+                return
+            }
+        } else if case .refused = failure, acknowledged < batch.count {
+            writer?.commit()  // a held record: its refusals are counted once it is stored, read again from the journal
+        } else {
+            try journal.recordFailure(failure.description, for: destination)
+        }
+        loop.failures += 1
+        let delay = Self.backoff(policy, attempt: loop.failures)
+        events(.failed(destination: destination, reason: failure.description, retryIn: delay))
+        logger.info("delivery failed", metadata: ["destination": "\(destination)", "reason": "\(failure)", "retry in": "\(delay)"])
+        if await wake.wait(for: [.reachable], timeout: delay, time: time) == .reachable { loop.failures = 0 }
     }
 
     /// The wait before retry number `attempt`: `minimumBackoff * 2^(attempt-1)` times a jitter

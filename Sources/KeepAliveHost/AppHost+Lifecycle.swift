@@ -201,6 +201,7 @@ extension AppHost {
             handle(.thawed(generation: generation, wasFrozen: true), for: app)
         } catch {
             emit(.error("cannot thaw \(app.id): \(error.message)"))
+            handle(.thawed(generation: generation, wasFrozen: false), for: app)  // a freeze waiting for it goes on
         }
     }
 

@@ -211,66 +211,28 @@ extension AppHost {
         reason: String?,
         inBackground: Bool
     ) async throws(HostError) -> HostedApp {
-        let group = try freezer.makeGroup(for: id)
-        let authorization = LocationAuthorizationManager(
-            application: id,
-            file: configuration.authorizationFile(id),
-            logger: logger
-        )
-        var profile = settings.profile
-        profile.audioGrace += configuration.reportAllowance
-        profile.locationGrace += configuration.reportAllowance
-        let model = Application(
-            profile: profile,
-            backgroundModes: spec.modes,
-            authorization: authorization.status,
-            logger: logger
-        )
-        model.advance(to: elapsed)
-        let machine = HostedAppMachine(
-            launchedFor: reason,
-            inBackground: inBackground,
-            dataWakes: settings.dataWakes,
-            eventWakes: settings.eventWakes,
-            continuing: apps[id]?.machine
-        )
-        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user, machine: machine)
-        app.launchSpec = spec
+        let app = try makeApp(id, spec, reason: reason, inBackground: inBackground)
         let previous = apps.updateValue(app, forKey: id)
-        membership.add(group)
+        membership.add(app.group)
         if let previous {
             app.monitor = previous.monitor
             handle(.handedOver, for: previous)
         }
         observe(app)
         serveScheduledTasks(app)
-        for request in previous?.model.pendingTaskRequests ?? [] { try? model.submit(request) }
-        model.launch()
-        var environment = spec.environment
-        environment["KEEPALIVE_HOST_SOCKET"] = configuration.appSocketPath
-        environment["KEEPALIVE_APP"] = id
-        environment["KEEPALIVE_LAUNCH_REASON"] = reason
+        for request in previous?.model.pendingTaskRequests ?? [] { try? app.model.submit(request) }
+        app.model.launch()
         do {
-            let pid = try group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
-            app.pid = pid
-            app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [weak self] in
-                Task { await self?.poke() }
-            }
-            try await waitUntilInGroup(app, pid: pid)
-            try group.delegate(to: spec.user)
+            try await spawn(app, spec, reason: reason)
         } catch {
-            if let pid = app.pid {  // started, but not as it must run: it does not run at all
-                stopEverything(of: app, with: SIGKILL)
-                _ = ExitStatus.reap(pid, waiting: true)
-            }
             if let previous { handle(.launchFailed(waiting: app.machine.pending), for: previous) }
             apps[id] = previous
-            try? group.remove()
+            try? app.group.remove()
             throw error
         }
         restoreConditions(of: app)
         saveRecord(of: app)
-        let changes = authorization.changes()
+        let changes = app.authorization.changes()
         app.watcher = Task { [weak self] in
             for await snapshot in changes { await self?.authorizationChanged(id, to: snapshot.status) }
         }
@@ -282,10 +244,56 @@ extension AppHost {
                 self.enterBackgroundIfNoHello(id)
             }
         }
-        emit(.launched(app: id, pid: app.pid!))
+        emit(.launched(app: id, pid: app.pid ?? 0))
         updateWatch()
         poke()
         return app
+    }
+
+    /// A new launch of app `id`: its group, its authorization, its model on the host's rules (the
+    /// graces stretched by the report allowance) and its machine, which goes on from its last.
+    private func makeApp(_ id: String, _ spec: LaunchSpec, reason: String?, inBackground: Bool) throws(HostError) -> HostedApp {
+        let group = try freezer.makeGroup(for: id)
+        let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
+        var profile = settings.profile
+        profile.audioGrace += configuration.reportAllowance
+        profile.locationGrace += configuration.reportAllowance
+        let model = Application(profile: profile, backgroundModes: spec.modes, authorization: authorization.status, logger: logger)
+        model.advance(to: elapsed)
+        let machine = HostedAppMachine(
+            launchedFor: reason,
+            inBackground: inBackground,
+            dataWakes: settings.dataWakes,
+            eventWakes: settings.eventWakes,
+            continuing: apps[id]?.machine
+        )
+        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user, machine: machine)
+        app.launchSpec = spec
+        return app
+    }
+
+    /// Starts the app's first process in its group, as its user, and waits until it is in it;
+    /// one that did not get there is killed and reaped.
+    private func spawn(_ app: HostedApp, _ spec: LaunchSpec, reason: String?) async throws(HostError) {
+        var environment = spec.environment
+        environment["KEEPALIVE_HOST_SOCKET"] = configuration.appSocketPath
+        environment["KEEPALIVE_APP"] = app.id
+        environment["KEEPALIVE_LAUNCH_REASON"] = reason
+        do {
+            let pid = try app.group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
+            app.pid = pid
+            app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [weak self] in
+                Task { await self?.poke() }
+            }
+            try await waitUntilInGroup(app, pid: pid)
+            try app.group.delegate(to: spec.user)
+        } catch {
+            if let pid = app.pid {  // started, but not as it must run: it does not run at all
+                stopEverything(of: app, with: SIGKILL)
+                _ = ExitStatus.reap(pid, waiting: true)
+            }
+            throw error
+        }
     }
 
     /// Who a launched app runs as: the caller, or for a root caller the user it names (or the

@@ -137,6 +137,12 @@ struct HostedAppMachine: Sendable {
     private(set) var waitingWakes: Set<WakeCause> = []
     /// Notices waiting for it to be thawed or to say hello.
     private(set) var pending: [HostNotice] = []
+    /// The decision whose thaw is under way: a freeze decided meanwhile waits for it, so that
+    /// the group is never frozen before a thaw still writing the kernel's files (which would
+    /// leave it running) and the thaw is said before the freeze.
+    private var thawing: Int?
+    /// A freeze decided while a thaw was under way, done once it is.
+    private var freezeAfterThaw: (generation: Int, answered: Bool?)?
 
     /// A launch of its: `reason` is why the host launched it (`nil`: the user did);
     /// `previous` is its launch before, whose budgets, wakes and notices go on.
@@ -198,10 +204,20 @@ struct HostedAppMachine: Sendable {
         switch event {
         case .model(let change): return modelChanged(change, facts)
         case .noticeSettled(let step, let answered):
-            return step == generation && facts.state == .suspended ? [.freeze(generation: step, answered: answered)] : []
+            guard step == generation, facts.state == .suspended else { return [] }
+            guard thawing == nil else {
+                freezeAfterThaw = (step, answered)
+                return []
+            }
+            return [.freeze(generation: step, answered: answered)]
         case .froze(let step): return froze(step, facts)
         case .thawed(let step, let wasFrozen):
-            guard step == generation else { return [] }  // suspended again meanwhile
+            if thawing == step { thawing = nil }
+            guard step == generation else {  // suspended again meanwhile: its freeze goes now
+                defer { freezeAfterThaw = nil }
+                guard let freeze = freezeAfterThaw, freeze.generation == generation, facts.state == .suspended else { return [] }
+                return [.freeze(generation: freeze.generation, answered: freeze.answered)]
+            }
             return (wasFrozen ? [.send([HostNotice(.didResume)])] : []) + flush(facts, thawed: true)
         case .dataArrived(let step):
             guard step == generation, facts.state == .suspended else { return [] }
@@ -252,7 +268,7 @@ struct HostedAppMachine: Sendable {
             return [.askBeforeFreezing(generation: generation)]
         case .resumed:
             generation += 1
-            return [.stopWatching, .endWait(.willSuspend), .thaw(generation: generation)]
+            return [.stopWatching, .endWait(.willSuspend), thaw()]
         case .willTerminate:
             generation += 1
             return [.terminate]
@@ -264,10 +280,16 @@ struct HostedAppMachine: Sendable {
         }
     }
 
-    private func froze(_ step: Int, _ facts: Facts) -> [Action] {
+    private mutating func froze(_ step: Int, _ facts: Facts) -> [Action] {
         // Killed while it froze: its stop thawed the group already; the freeze that came after is undone.
         guard facts.state != .notRunning else { return [.thawUnreported] }
-        return step == generation ? [.watchWhileFrozen(generation: step)] : [.thaw(generation: generation)]
+        return step == generation ? [.watchWhileFrozen(generation: step)] : [thaw()]
+    }
+
+    /// A thaw for the current decision, marked under way until ``Event/thawed(generation:wasFrozen:)``.
+    private mutating func thaw() -> Action {
+        thawing = generation
+        return .thaw(generation: generation)
     }
 
     /// Whether it gets the event budget, once in the background: once, when launched for a

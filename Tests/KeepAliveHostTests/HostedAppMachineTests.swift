@@ -64,6 +64,22 @@ import Testing
         #expect(machine.handle(.thawed(generation: 1, wasFrozen: true), Self.facts()).isEmpty)  // an older thaw says nothing
     }
 
+    @Test func aFreezeDecidedWhileTheThawBeforeItIsUnderWayWaitsForIt() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        _ = machine.handle(.noticeSettled(generation: 1, answered: true), Self.facts(.suspended))
+        _ = machine.handle(.froze(generation: 1), Self.facts(.suspended, freezing: true))
+        // A scheduled task: thawed; the app runs it and is suspended again before the thaw is done.
+        #expect(machine.handle(.model(.resumed), Self.facts(.background, freezing: true)).contains(.thaw(generation: 2)))
+        #expect(machine.handle(.model(.suspended(.backgroundTasksEnded)), Self.facts(.suspended, freezing: true)) == [.askBeforeFreezing(generation: 3)])
+        #expect(machine.handle(.noticeSettled(generation: 3, answered: true), Self.facts(.suspended, freezing: true)).isEmpty)
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: true), Self.facts(.suspended)) == [.freeze(generation: 3, answered: true)])
+        // Once: and a freeze with no thaw under way goes at once.
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: true), Self.facts(.suspended)).isEmpty)
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        #expect(machine.handle(.noticeSettled(generation: 4, answered: nil), Self.facts(.suspended)) == [.freeze(generation: 4, answered: nil)])
+    }
+
     @Test func aFreezeThatCameAfterTheAppWasKilledIsUndone() {
         var machine = Self.launched()
         _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
