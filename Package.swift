@@ -1,6 +1,19 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// What every integration test target runs with: the built tools (built for the tests), the
+/// library, the mocks and the shared support.
+let integrationDependencies: [Target.Dependency] = [
+    "keepalive",
+    "keepalive-journal",
+    "LocationKeepAlive",
+    "LocationKeepAliveMocks",
+    "DeliveryMocks",
+    "IntegrationSupport",
+    .product(name: "Subprocess", package: "swift-subprocess"),
+    .product(name: "SystemPackage", package: "swift-system"),
+]
+
 let package = Package(
     name: "LocationKeepAlive",
     platforms: [.macOS(.v15)],
@@ -250,21 +263,47 @@ let package = Package(
         .testTarget(
             name: "ArticleSnippetTests",
             dependencies: [
-                "LocationKeepAlive", "LocationKeepAliveMocks", "DeliveryMocks",
+                "LocationKeepAlive", "LocationKeepAliveMocks", "DeliveryMocks", "IntegrationSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
-        .testTarget(
-            name: "IntegrationTests",
+        // What the integration suites share: running the built tools, gpsfake, brokers, the
+        // host's harness, the articles' snippets. A target of its own, so that each suite that
+        // needs the machine to itself is a test target of its own (scripts/test routes by target).
+        .target(
+            name: "IntegrationSupport",
             dependencies: [
-                "keepalive",
-                "keepalive-journal",
                 "LocationKeepAlive",
                 "LocationKeepAliveMocks",
-                "DeliveryMocks",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            path: "Tests/IntegrationSupport"
+        ),
+        // The built CLI end to end, a real gpsd through gpsfake, the mock gpsd, real ALSA faults.
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: integrationDependencies
+        ),
+        // The host's suites: real freezes as root, one at a time (the host step).
+        .testTarget(
+            name: "HostIntegrationTests",
+            dependencies: integrationDependencies + ["KeepAliveHost"]
+        ),
+        // Delivery to real brokers under faults (the delivery step).
+        .testTarget(
+            name: "DeliveryIntegrationTests",
+            dependencies: integrationDependencies
+        ),
+        // The broker's link cut for two minutes (the cut step, beside the host's).
+        .testTarget(
+            name: "NetworkCutTests",
+            dependencies: integrationDependencies
+        ),
+        // The docs' manifest resolved as printed (the docs step).
+        .testTarget(
+            name: "DocsIntegrationTests",
+            dependencies: ["IntegrationSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import LocationKeepAliveMocks
 import Subprocess
+import IntegrationSupport
 import Testing
 
 /// Real ALSA faults: a device that hangs in open (busy) and one that goes away mid-pulse.

@@ -2,6 +2,7 @@ import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import Subprocess
+import IntegrationSupport
 import Testing
 
 /// The authorization store with real processes and real file systems.

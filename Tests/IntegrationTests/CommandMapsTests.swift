@@ -1,4 +1,5 @@
 import Foundation
+import IntegrationSupport
 import Testing
 
 /// `keepalive` loads what each command uses: `watch`, `locate`, `auth`, `simulate`, `monitor`

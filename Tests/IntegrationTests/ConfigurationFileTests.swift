@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import Subprocess
+import IntegrationSupport
 import Testing
 
 /// `keepalive run --config FILE` and `keepalive host --config FILE` (keepalive.conf(5)): the

@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// Every bundled log through a real gpsd: our libgps client, our manager and the `keepalive`

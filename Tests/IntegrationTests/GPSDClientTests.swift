@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// The location manager against a real gpsd: one-shots, failures, gpsd going away and coming back.

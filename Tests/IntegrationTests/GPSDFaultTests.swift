@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// Faults gpsfake cannot make, from the scriptable mock gpsd, through the real libgps client:

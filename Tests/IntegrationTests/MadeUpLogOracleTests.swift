@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// The made-up logs that probe gpsd's rules (few satellites, two positions in one epoch,

@@ -2,6 +2,7 @@ import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import Subprocess
+import IntegrationSupport
 import Testing
 
 /// `keepalive run --metrics`: swift-metrics counted by the service, served as Prometheus text on

@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// `keepalive monitor`, end to end: over a real gpsd its events are those of gpsd's own fixes;

@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// Fix ages measured on the receiver's clock, not the system's: on a board whose system clock

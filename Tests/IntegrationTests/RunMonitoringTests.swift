@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// `keepalive run --strategy monitoring` alone: its own monitor watches the source, and every

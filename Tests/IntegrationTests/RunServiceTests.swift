@@ -2,6 +2,7 @@ import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import Subprocess
+import IntegrationSupport
 import Testing
 
 /// `keepalive run` against a real gpsd, driven by signals, its NDJSON read as it comes.

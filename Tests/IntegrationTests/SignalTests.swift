@@ -2,6 +2,7 @@ import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import Subprocess
+import IntegrationSupport
 import Testing
 
 /// SIGTERM and SIGINT while the tool waits on something: a reconnect backoff, a location poll,

@@ -1,5 +1,6 @@
 import Foundation
 import LocationKeepAlive
+import IntegrationSupport
 import Testing
 
 /// Silence played for real, through ALSA's `null` device (no sound card needed) and into WAV.

@@ -3,6 +3,7 @@ import Glibc
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import Subprocess
+import IntegrationSupport
 import Testing
 
 /// `keepalive run` as a `Type=notify` unit sees it: a socket of the test's own stands in for

@@ -1,54 +1,18 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// OwnTracks payloads encrypted with a shared key, read back by PyNaCl (Debian's python3-nacl,
 /// an implementation of its own over libsodium): every location and transition, and nothing in
 /// the clear on the broker; another key reads nothing.
 @Suite struct OwnTracksEncryptionTests {
-    /// Decrypts each `topic payload` line of `input` with `key` (zero-padded to 32 bytes, as
-    /// OwnTracks does) and prints `topic plaintext`, or `topic ERROR reason`.
-    static let decrypter = """
-        import base64, json, sys
-        from nacl.secret import SecretBox
-        from nacl.exceptions import CryptoError
-        key = sys.argv[2].encode()[:32].ljust(32, b"\\0")
-        box = SecretBox(key)
-        for line in open(sys.argv[1]):
-            topic, _, payload = line.rstrip("\\n").partition(" ")
-            if topic.endswith("/probe"):
-                continue
-            message = json.loads(payload)
-            try:
-                assert set(message) == {"_type", "data"} and message["_type"] == "encrypted", payload
-                print(topic, box.decrypt(base64.b64decode(message["data"])).decode())
-            except CryptoError as error:
-                print(topic, "ERROR", error)
-        """
-
-    static func requirePyNaCl() async throws {
-        let probe = try await runCommand("/usr/bin/python3", ["-c", "import nacl.secret"])
-        guard probe.exitCode == 0 else {
-            throw ToolMissing("PyNaCl is missing (the tests' independent decrypter): sudo apt-get install -y python3-nacl (or scripts/setup)")
-        }
-    }
-
-    /// What the subscriber received, but for the commands it saw, decrypted with `key`.
-    static func decrypt(_ subscriber: MosquittoSubscriber, key: String, in directory: String) async throws -> [String] {
-        let input = "\(directory)/received-\(UUID().uuidString.prefix(6))"
-        let received = subscriber.process.output.split(separator: "\n").filter { !($0.split(separator: " ").first ?? "").hasSuffix("/cmd") }
-        try received.joined(separator: "\n").appending("\n").write(toFile: input, atomically: true, encoding: .utf8)
-        let result = try await runCommand("/usr/bin/python3", ["-c", decrypter, input, key])
-        #expect(result.exitCode == 0, "\(result.error)")
-        return result.lines
-    }
-
     @Test func aSubscriberWithTheKeyReadsEveryLocationAndTransitionAndAnotherKeyNothing() async throws {
-        try await Self.requirePyNaCl()
+        try await DeliveryRuns.requirePyNaCl()
         let broker = try await MosquittoBroker()
         let subscriber = try await MosquittoSubscriber(broker)
-        let (journal, records) = try HTTPDeliveryTests.journalWithRegionEvents()
+        let (journal, records) = try DeliveryRuns.journalWithRegionEvents()
         let key = "\(broker.directory)/owntracks.key"
         let secret = "correct horse battery staple, and then some more words"  // longer than 32 bytes: cut
         try "\(secret)\n".write(toFile: key, atomically: true, encoding: .utf8)
@@ -61,7 +25,7 @@ import Testing
         try await eventually("8 messages at the subscriber") { subscriber.messages.filter { !$0.topic.hasSuffix("/probe") }.count >= 8 }
         #expect(!subscriber.process.output.contains("\"lat\""), "nothing in the clear")
 
-        let lines = try await Self.decrypt(subscriber, key: secret, in: broker.directory)
+        let lines = try await DeliveryRuns.decrypt(subscriber, key: secret, in: broker.directory)
         let messages = lines.map { line -> (topic: String, json: [String: Any]) in
             let parts = line.split(separator: " ", maxSplits: 1)
             let json = (try? JSONSerialization.jsonObject(with: Data(parts.last.map(String.init)?.utf8 ?? "".utf8))) as? [String: Any]
@@ -80,7 +44,7 @@ import Testing
             #expect(message.json["tst"] as? Int == Int(fix.location.timestamp!.timeIntervalSince1970))
         }
 
-        let wrong = try await Self.decrypt(subscriber, key: "another key", in: broker.directory)
+        let wrong = try await DeliveryRuns.decrypt(subscriber, key: "another key", in: broker.directory)
         #expect(wrong.count == 8 && wrong.allSatisfy { $0.contains(" ERROR ") }, "\(wrong)")
     }
 
@@ -88,7 +52,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "otkey-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (journal, _) = try HTTPDeliveryTests.journal(1)
+        let (journal, _) = try DeliveryRuns.journal(1)
         let key = "\(folder)/key"
         try "s3cret\n".write(toFile: key, atomically: true, encoding: .utf8)
         chmod(key, 0o644)

@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// OwnTracks waypoints as the service's regions: the boat's replayed track enters and leaves
@@ -99,7 +100,7 @@ struct OwnTracksTransitionTests {
         let waypoints = "\(broker.directory)/waypoints.json"
         try Self.waypoints.write(toFile: waypoints, atomically: true, encoding: .utf8)
         let journal = "\(broker.directory)/journal.sqlite"
-        let service = try await MQTTDeliveryTests.service(
+        let service = try await DeliveryRuns.service(
             broker.directory, journal: journal, deliver: ["home=mqtt://127.0.0.1:\(broker.port)/owntracks/me/phone?tid=ph"],
             log: "bundg_zeus_9.log", logFolder: "tracks", speed: speed, extra: ["--strategy", "monitoring", "--waypoints", waypoints]
         )
@@ -112,7 +113,7 @@ struct OwnTracksTransitionTests {
         let (service, journal) = try await startService(broker, speed: "0")
         let fixes = try Self.fixes().count
         try await eventually("\(fixes) fixes and their events journaled and delivered") {
-            (try? allRecords(journal).filter { $0.event == nil }.count) == fixes && (try? MQTTDeliveryTests.depth(journal)) == 0
+            (try? allRecords(journal).filter { $0.event == nil }.count) == fixes && (try? DeliveryRuns.depth(journal)) == 0
         }
         await service.expectCleanStop()
         let records = try allRecords(journal)

@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// OwnTracks' monitoring modes on the monitoring strategy: the boat's replayed track, with two
@@ -62,18 +63,18 @@ struct ReportingModeTests {
         let waypoints = "\(folder)/waypoints.json"
         try OwnTracksTransitionTests.waypoints.write(toFile: waypoints, atomically: true, encoding: .utf8)
         let journal = "\(folder)/journal.sqlite"
-        let service = try await MQTTDeliveryTests.service(
+        let service = try await DeliveryRuns.service(
             folder, journal: journal, deliver: [], log: "bundg_zeus_9.log", logFolder: "tracks", speed: "0",
             extra: ["--strategy", "monitoring", "--waypoints", waypoints] + test.arguments
         )
         let count = try OwnTracksTransitionTests.fixes().count
         let fixes = {
             service.output.split(separator: "\n").compactMap { line -> Location? in
-                let json = OwnTracksCommandTests.json(String(line))
+                let json = DeliveryRuns.json(String(line))
                 guard json["class"] as? String == "fix", let latitude = json["latitude"] as? Double,
                     let longitude = json["longitude"] as? Double
                 else { return nil }
-                return Location(latitude: latitude, longitude: longitude, timestamp: (json["time"] as? String).flatMap(OwnTracksCommandTests.date))
+                return Location(latitude: latitude, longitude: longitude, timestamp: (json["time"] as? String).flatMap(DeliveryRuns.date))
             }
         }
         try await eventually("the \(count) fixes of the replay watched") { fixes().count >= count }

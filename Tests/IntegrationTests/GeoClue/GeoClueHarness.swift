@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LocationKeepAlive
+import IntegrationSupport
 import Testing
 
 /// A private system bus (`dbus-daemon` with its own configuration, which includes the

@@ -1,6 +1,7 @@
 import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
+import IntegrationSupport
 import Testing
 
 /// GeoClue2 served by `keepalive host --geoclue`, with clients nobody here wrote: Debian's

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import IntegrationSupport
+
+/// The docs' manifest, resolved as printed: alone in its target, for the docs step (`swift package
+/// describe` compiles every dependency's manifest, a burst of CPU the timed suites do without).
+@Suite struct ManifestTests {
+    /// The manifest of "Getting started", as printed, resolves for a tracker beside a clone named
+    /// as the article says (a link to this repository here): `swift package describe` loads the
+    /// whole graph, products and their packages' identities included, without building it.
+    @Test(.timeLimit(.minutes(5))) func theManifestResolvesAsPrinted() async throws {
+        let manifests = ArticleSnippets.manifests(in: try ArticleSnippets.markdown(of: "GettingStarted"))
+        let manifest = try #require(manifests.first, "Getting started prints a manifest")
+        let root = ArticleSnippets.readme.deletingLastPathComponent()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tracker = folder.appendingPathComponent("Tracker")
+        for path in ["Sources/Tracker", "Tests/TrackerTests"] {
+            try FileManager.default.createDirectory(at: tracker.appendingPathComponent(path), withIntermediateDirectories: true)
+        }
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("LocationKeepAlive"), withDestinationURL: root)
+        try ("// swift-tools-version: 6.1\n" + manifest.joined(separator: "\n") + "\n")
+            .write(to: tracker.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        try "print(1)\n".write(to: tracker.appendingPathComponent("Sources/Tracker/main.swift"), atomically: true, encoding: .utf8)
+        try "import Testing\n".write(to: tracker.appendingPathComponent("Tests/TrackerTests/Tests.swift"), atomically: true, encoding: .utf8)
+
+        let describe = Process()
+        describe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        describe.arguments = ["swift", "package", "--package-path", tracker.path, "describe", "--type", "json"]
+        let printed = tracker.appendingPathComponent("describe.txt")
+        _ = FileManager.default.createFile(atPath: printed.path, contents: nil)
+        let output = try FileHandle(forWritingTo: printed)
+        describe.standardOutput = output
+        describe.standardError = output
+        try describe.run()
+        defer { if describe.isRunning { describe.terminate() } }
+        // Polled: a blocking read or `waitUntilExit()` would hold one of the few threads every
+        // test's tasks share (waitUntilExit deadlocked both here: PLATFORM-NOTES.md).
+        while describe.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        let text = try String(contentsOf: printed, encoding: .utf8)
+        #expect(describe.terminationStatus == 0, "the manifest as printed: \(text.suffix(2_000))")
+        #expect(text.contains("\"name\" : \"Tracker\""), "swift package describe printed the tracker's package")
+    }
+}
