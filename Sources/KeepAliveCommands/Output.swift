@@ -87,15 +87,9 @@ package struct Output {
     /// One service event, as a line.
     func write(_ event: KeepAliveService.Event) {
         switch event {
-        case .fix(let location):
-            write(location)
-            return
-        case .status(let status):
-            write(status)
-            return
-        case .locationEvent(let event):
-            write(event)
-            return
+        case .fix(let location): return write(location)
+        case .status(let status): return write(status)
+        case .locationEvent(let event): return write(event)
         default: break
         }
         let now = Date()
@@ -116,21 +110,8 @@ package struct Output {
             object["event"] = "decision"
             object["decision"] = .string(decision)
             text = decision
-        case .poll(.success(let fix)):
-            object["event"] = "poll"
-            object["ok"] = true
-            object["latitude"] = .number(fix.latitude)
-            object["longitude"] = .number(fix.longitude)
-            object["horizontalAccuracy"] = fix.horizontalAccuracy.json
-            object["fixTime"] = fix.timestamp.json
-            text =
-                "poll: \(fix.latitude.fixed(7)), \(fix.longitude.fixed(7))"
-                + (fix.timestamp.map { " at \(ISO8601Text.string($0))" } ?? "")
-        case .poll(.failure(let error)):
-            object["event"] = "poll"
-            object["ok"] = false
-            object["error"] = .string(error.message)
-            text = "poll failed: \(error.message)"
+        case .poll(let result):
+            text = Self.describe(poll: result, in: &object)
         case .pulse(let length, let device, let error):
             object["event"] = "pulse"
             object["seconds"] = .number(length.seconds)
@@ -158,6 +139,24 @@ package struct Output {
             Console.out(object.bytes)
         } else {
             Console.out("[\(ISO8601Text.string(now))] \(text)\n")
+        }
+    }
+
+    /// A poll's result, in `object` and in words.
+    private static func describe(poll result: Result<Location, LocationError>, in object: inout JSONLine) -> String {
+        object["event"] = "poll"
+        switch result {
+        case .success(let fix):
+            object["ok"] = true
+            object["latitude"] = .number(fix.latitude)
+            object["longitude"] = .number(fix.longitude)
+            object["horizontalAccuracy"] = fix.horizontalAccuracy.json
+            object["fixTime"] = fix.timestamp.json
+            return "poll: \(fix.latitude.fixed(7)), \(fix.longitude.fixed(7))" + (fix.timestamp.map { " at \(ISO8601Text.string($0))" } ?? "")
+        case .failure(let error):
+            object["ok"] = false
+            object["error"] = .string(error.message)
+            return "poll failed: \(error.message)"
         }
     }
 

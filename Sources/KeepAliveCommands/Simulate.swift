@@ -184,37 +184,8 @@ extension KeepAlive {
                     "--modes takes audio, location, fetch, processing or none, comma-separated, not '\(self.modes)'"
                 )
             }
-            var scriptValue = SimulationScript.backgroundForever
-            if let script {
-                let text: String
-                do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
-                    throw ValidationError("--script: cannot read \(script): \(error.fileErrorText)")
-                }
-                do { scriptValue = try SimulationScript(parsing: text) } catch {
-                    throw ValidationError("--script \(script): \(error)")
-                }
-            }
-            var fixes: [Location] = []
-            if let locationLog, readingLocationLog {
-                do { fixes = try NMEALog.fixes(in: URL(fileURLWithPath: locationLog)) } catch {
-                    throw ValidationError("--location-log: \(error)")
-                }
-                if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
-            }
-            try monitoring.validate(for: self.strategy, needs: "--conditions FILE and --location-log FILE (the track)")
-            if strategy == .monitoring, locationLog == nil {
-                throw ValidationError("--strategy monitoring needs --conditions FILE and --location-log FILE (the track)")
-            }
-            var monitored: [String: MonitorCondition] = [:]
-            if readingLocationLog {
-                do {
-                    monitored = try monitoring.read()
-                } catch let error as ValidationError {
-                    throw error
-                } catch {
-                    throw ValidationError("--conditions: \(error)")
-                }
-            }
+            let scriptValue = try readScript()
+            let (fixes, monitored) = try readTrack(reading: readingLocationLog, strategy: strategy)
             let hybrid = try DriverParsing.hybrid(interval: interval, pulse: pulse)
             guard let latency = Duration(parsing: fixLatency), latency >= .zero else {
                 throw ValidationError("--fix-latency must be a duration such as 1s or 10ms, not '\(fixLatency)'")
@@ -234,6 +205,44 @@ extension KeepAlive {
             simulator.conditions = monitored
             simulator.conditionsAssume = monitoring.assuming
             return simulator
+        }
+
+        /// `--script`, read and parsed (the app in the background for ever without one).
+        private func readScript() throws -> SimulationScript {
+            guard let script else { return .backgroundForever }
+            let text: String
+            do { text = try String(contentsOfFile: script, encoding: .utf8) } catch {
+                throw ValidationError("--script: cannot read \(script): \(error.fileErrorText)")
+            }
+            do { return try SimulationScript(parsing: text) } catch {
+                throw ValidationError("--script \(script): \(error)")
+            }
+        }
+
+        /// `--location-log`'s fixes and `--conditions` (read only when `reading`).
+        private func readTrack(
+            reading: Bool,
+            strategy: KeepAliveStrategyKind
+        ) throws -> (fixes: [Location], conditions: [String: MonitorCondition]) {
+            var fixes: [Location] = []
+            if let locationLog, reading {
+                do { fixes = try NMEALog.fixes(in: URL(fileURLWithPath: locationLog)) } catch {
+                    throw ValidationError("--location-log: \(error)")
+                }
+                if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
+            }
+            try monitoring.validate(for: self.strategy, needs: "--conditions FILE and --location-log FILE (the track)")
+            if strategy == .monitoring, locationLog == nil {
+                throw ValidationError("--strategy monitoring needs --conditions FILE and --location-log FILE (the track)")
+            }
+            guard reading else { return (fixes, [:]) }
+            do {
+                return (fixes, try monitoring.read())
+            } catch let error as ValidationError {
+                throw error
+            } catch {
+                throw ValidationError("--conditions: \(error)")
+            }
         }
     }
 }

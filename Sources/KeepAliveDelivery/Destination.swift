@@ -70,59 +70,88 @@ public struct Destination: Sendable, Hashable {
         if options["cmd"] != nil, scheme != "mqtt", scheme != "mqtts" {
             throw .badDestination(shown, "cmd is for OwnTracks over MQTT, where the device subscribes to its commands")
         }
-        switch scheme {
-        case "mqtt", "mqtts":
-            let parts = url.path.split(separator: "/").map(String.init)
-            guard parts.count == 3, parts[0] == "owntracks" else {
-                throw .badDestination(shown, "the path must be the OwnTracks topic /owntracks/USER/DEVICE")
-            }
-            endpoint = .ownTracksMQTT(
-                MQTTSettings(
-                    host: host,
-                    port: url.port ?? (scheme == "mqtts" ? 8883 : 1883),
-                    topic: parts.joined(separator: "/"),
-                    clientID: options["client-id"] ?? "keepalive-\(parts[1])-\(parts[2])",
-                    username: url.user,
-                    passwordFile: options["password-file"].map { URL(fileURLWithPath: $0) },
-                    caFile: options["ca"].map { URL(fileURLWithPath: $0) },
-                    usesTLS: scheme == "mqtts",
-                    trackerID: options["tid"] ?? String(parts[2].suffix(2)),
-                    keyFile: options["key-file"].map { URL(fileURLWithPath: $0) },
-                    takesCommands: takesCommands
-                )
-            )
-        case "owntracks+http", "owntracks+https", "traccar+http", "traccar+https", "osmand+http", "osmand+https":
-            let kind = scheme.split(separator: "+")
-            var target = URLComponents()
-            target.scheme = String(kind[1])
-            target.host = host
-            target.port = url.port
-            target.path = url.path.isEmpty ? "/" : url.path
-            let isTraccar = kind[0] != "owntracks"
-            if isTraccar, options["id"]?.isEmpty ?? true {
-                throw .badDestination(shown, "Traccar needs the device's identifier: ?id=DEVICE")
-            }
-            if !isTraccar, options["user"]?.isEmpty ?? true || options["device"]?.isEmpty ?? true {
-                throw .badDestination(shown, "an OwnTracks Recorder needs ?user=USER&device=DEVICE")
-            }
-            if isTraccar, options["key-file"] != nil {
-                throw .badDestination(shown, "key-file is for OwnTracks: Traccar's OsmAnd protocol is not encrypted")
-            }
-            let settings = HTTPSettings(
-                url: target.string ?? text,
+        endpoint = try scheme.hasPrefix("mqtt")
+            ? Self.mqttEndpoint(url, scheme: scheme, host: host, options: options, takesCommands: takesCommands, shown: shown)
+            : Self.httpEndpoint(url, scheme: scheme, host: host, options: options, text: text, shown: shown)
+        settings = text
+    }
+
+    private static func unknownScheme(_ scheme: String, _ shown: String) -> DeliveryError {
+        .badDestination(shown, "unknown scheme \(scheme): use mqtt, mqtts, owntracks+http(s) or traccar+http(s)")
+    }
+
+    /// `mqtt://` and `mqtts://`: OwnTracks over MQTT, the topic /owntracks/USER/DEVICE.
+    private static func mqttEndpoint(
+        _ url: URLComponents,
+        scheme: String,
+        host: String,
+        options: [String: String],
+        takesCommands: Bool,
+        shown: String
+    ) throws(DeliveryError) -> Endpoint {
+        guard scheme == "mqtt" || scheme == "mqtts" else {
+            throw unknownScheme(scheme, shown)
+        }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 3, parts[0] == "owntracks" else {
+            throw .badDestination(shown, "the path must be the OwnTracks topic /owntracks/USER/DEVICE")
+        }
+        return .ownTracksMQTT(
+            MQTTSettings(
+                host: host,
+                port: url.port ?? (scheme == "mqtts" ? 8883 : 1883),
+                topic: parts.joined(separator: "/"),
+                clientID: options["client-id"] ?? "keepalive-\(parts[1])-\(parts[2])",
                 username: url.user,
                 passwordFile: options["password-file"].map { URL(fileURLWithPath: $0) },
                 caFile: options["ca"].map { URL(fileURLWithPath: $0) },
-                user: options["user"],
-                device: isTraccar ? options["id"] : options["device"],
-                trackerID: options["tid"] ?? options["device"].map { String($0.suffix(2)) },
-                keyFile: options["key-file"].map { URL(fileURLWithPath: $0) }
+                usesTLS: scheme == "mqtts",
+                trackerID: options["tid"] ?? String(parts[2].suffix(2)),
+                keyFile: options["key-file"].map { URL(fileURLWithPath: $0) },
+                takesCommands: takesCommands
             )
-            endpoint = isTraccar ? .traccar(settings) : .ownTracksHTTP(settings)
-        default:
-            throw .badDestination(shown, "unknown scheme \(scheme): use mqtt, mqtts, owntracks+http(s) or traccar+http(s)")
+        )
+    }
+
+    /// `owntracks+http(s)://`, `traccar+http(s)://` (and `osmand+`): a Recorder or Traccar over HTTP.
+    private static func httpEndpoint(
+        _ url: URLComponents,
+        scheme: String,
+        host: String,
+        options: [String: String],
+        text: String,
+        shown: String
+    ) throws(DeliveryError) -> Endpoint {
+        let kind = scheme.split(separator: "+")
+        guard kind.count == 2, ["owntracks", "traccar", "osmand"].contains(kind[0]), ["http", "https"].contains(kind[1]) else {
+            throw unknownScheme(scheme, shown)
         }
-        settings = text
+        var target = URLComponents()
+        target.scheme = String(kind[1])
+        target.host = host
+        target.port = url.port
+        target.path = url.path.isEmpty ? "/" : url.path
+        let isTraccar = kind[0] != "owntracks"
+        if isTraccar, options["id"]?.isEmpty ?? true {
+            throw .badDestination(shown, "Traccar needs the device's identifier: ?id=DEVICE")
+        }
+        if !isTraccar, options["user"]?.isEmpty ?? true || options["device"]?.isEmpty ?? true {
+            throw .badDestination(shown, "an OwnTracks Recorder needs ?user=USER&device=DEVICE")
+        }
+        if isTraccar, options["key-file"] != nil {
+            throw .badDestination(shown, "key-file is for OwnTracks: Traccar's OsmAnd protocol is not encrypted")
+        }
+        let settings = HTTPSettings(
+            url: target.string ?? text,
+            username: url.user,
+            passwordFile: options["password-file"].map { URL(fileURLWithPath: $0) },
+            caFile: options["ca"].map { URL(fileURLWithPath: $0) },
+            user: options["user"],
+            device: isTraccar ? options["id"] : options["device"],
+            trackerID: options["tid"] ?? options["device"].map { String($0.suffix(2)) },
+            keyFile: options["key-file"].map { URL(fileURLWithPath: $0) }
+        )
+        return isTraccar ? .traccar(settings) : .ownTracksHTTP(settings)
     }
 
     /// `text` with any password it holds replaced by `***`: the user-information's after its

@@ -9,11 +9,16 @@ extension AppHost {
     /// `monitor`: adds the caller's conditions (all or none). One the app already has, unchanged,
     /// keeps its state and last event: an app that registers its conditions at every launch
     /// hears no second entry.
-    func addConditions(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
-        try requireOwnApp(request, app, "add conditions")
+    func addConditions(
+        _ wanted: [String: MonitorCondition],
+        assuming: MonitorState,
+        naming named: String?,
+        by app: HostedApp
+    ) throws(HostError) -> HostReply {
+        try requireOwnApp(named, app, "add conditions")
         try requireMonitoringAllowed(app)
         let monitor = try monitor(of: app)
-        let conditions = (request.conditions ?? [:]).filter { monitor.record(for: $0.key)?.condition != $0.value }
+        let conditions = wanted.filter { monitor.record(for: $0.key)?.condition != $0.value }
         let added = conditions.keys.filter { monitor.record(for: $0) == nil }.count
         let limit = configuration.maximumConditionsPerApp
         guard monitor.identifiers.count + added <= limit else {
@@ -24,7 +29,7 @@ extension AppHost {
             )
         }
         do {
-            try monitor.add(conditions, assuming: request.assuming ?? .unknown)
+            try monitor.add(conditions, assuming: assuming)
         } catch {
             throw HostError(.badRequest, "app \(app.id): \(error.message); none added")
         }
@@ -35,10 +40,10 @@ extension AppHost {
     }
 
     /// `unmonitor`: removes the caller's conditions by identifier.
-    func removeConditions(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
-        try requireOwnApp(request, app, "remove conditions")
+    func removeConditions(_ identifiers: [String], naming named: String?, by app: HostedApp) throws(HostError) -> HostReply {
+        try requireOwnApp(named, app, "remove conditions")
         let monitor = try monitor(of: app)
-        for identifier in request.identifiers ?? [] {
+        for identifier in identifiers {
             do {
                 try monitor.remove(identifier)
             } catch {
@@ -52,8 +57,8 @@ extension AppHost {
     }
 
     /// A condition belongs to the app whose process asks: naming another is refused.
-    private func requireOwnApp(_ request: HostRequest, _ app: HostedApp, _ what: String) throws(HostError) {
-        if let named = request.app, named != app.id {
+    private func requireOwnApp(_ named: String?, _ app: HostedApp, _ what: String) throws(HostError) {
+        if let named, named != app.id {
             throw HostError(
                 .notPermitted,
                 "this connection speaks for app \(app.id): it may \(what) only for itself, not for \(named)"

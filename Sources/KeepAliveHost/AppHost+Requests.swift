@@ -24,42 +24,38 @@ extension AppHost {
         if connection.isApp,
             ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete, .monitor, .unmonitor, .wakeOnData]
                 .contains(request.op)
-        {
+        {  // refused before it is read: an app learns nothing of the control socket's requests
             throw HostError(
                 .notPermitted,
                 "the apps' socket serves hello and an app's reports: \(request.op.rawValue) goes to the host's control socket"
             )
         }
-        switch request.op {
-        case .hello: return try hello(request, from: connection)
-        case .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete:
-            return try report(request, by: try caller(connection))
-        case .monitor: return try addConditions(request, by: try caller(connection))
-        case .unmonitor: return try removeConditions(request, by: try caller(connection))
-        case .wakeOnData: return try wakeOnData(request, by: try caller(connection), from: connection)
-        case .launch:
+        switch try HostCommand(request) {
+        case .hello(let app): return try hello(app, from: connection)
+        case .report(let report): return try self.report(report, by: try caller(connection))
+        case .monitor(let named, let conditions, let assuming):
+            return try addConditions(conditions, assuming: assuming, naming: named, by: try caller(connection))
+        case .unmonitor(let named, let identifiers):
+            return try removeConditions(identifiers, naming: named, by: try caller(connection))
+        case .wakeOnData(let sockets): return try wakeOnData(sockets, by: try caller(connection), from: connection)
+        case .launch(let launch):
             try requireOutsideEveryApp(connection)
-            return try await launch(request, by: connection.peer)
-        case .foreground, .background, .terminate:
+            return try await self.launch(launch, by: connection.peer)
+        case .move(let move, let named):
             try requireOutsideEveryApp(connection)
-            let app = try named(request.app)
+            let app = try self.named(named)
             try requireOwner(of: app, connection)
-            switch request.op {
+            switch move {
             case .foreground: app.model.enterForeground()
             case .background: await moveToBackground(app)
-            default:
-                app.reason = "terminated by request"
-                handle(.quitByUser, for: app)  // as an iOS user's quit: not launched again for its events
-                app.model.terminate()
-                saveRecord(of: app)  // before it is stopped: no host launches it again
-                updateWatch()
+            case .terminate: quit(app)
             }
             var reply = HostReply(id: nil)
             reply.state = app.status.state
             return reply
-        case .status:
+        case .status(let named):
             var reply = HostReply(id: nil)
-            let shown = if let name = request.app { [try named(name)] } else { Array(apps.values) }
+            let shown = if let named { [try self.named(named)] } else { Array(apps.values) }
             // Suspended apps are verified again as they are shown (the v1 freezer and signals
             // give no event when a process leaves): status shows what is, never what was asked.
             for app in shown where app.model.state == .suspended { checkContainment(app) }
@@ -68,9 +64,19 @@ extension AppHost {
         }
     }
 
+    /// The user's quit (`terminate`): as an iOS user's, the app is not launched again for its
+    /// events; its record says so before it is stopped, so that no host launches it again.
+    private func quit(_ app: HostedApp) {
+        app.reason = "terminated by request"
+        handle(.quitByUser, for: app)
+        app.model.terminate()
+        saveRecord(of: app)
+        updateWatch()
+    }
+
     /// `hello`: the caller names its app; its process must be in that app's group.
-    private func hello(_ request: HostRequest, from connection: ControlConnection) throws(HostError) -> HostReply {
-        let app = try named(request.app)
+    private func hello(_ name: String?, from connection: ControlConnection) throws(HostError) -> HostReply {
+        let app = try named(name)
         guard app.group.contains(connection.pid) else {
             throw HostError(
                 .notPermitted,
@@ -88,12 +94,10 @@ extension AppHost {
     }
 
     /// What an app reports of itself, after `hello`.
-    private func report(_ request: HostRequest, by app: HostedApp) throws(HostError) -> HostReply {
+    private func report(_ report: HostCommand.AppReport, by app: HostedApp) throws(HostError) -> HostReply {
         var reply = HostReply(id: nil)
-        switch request.op {
-        case .beginTask:
-            guard let number = request.task else { throw HostError(.badRequest, "begin-task needs task (a number)") }
-            let name = request.name ?? "background task"
+        switch report {
+        case .beginTask(let number, let name):
             let id = app.id
             let identifier = app.model.beginBackgroundTask(named: name) { [weak self] in
                 self?.assumeIsolated { $0.expiring(id, task: number) }
@@ -101,98 +105,74 @@ extension AppHost {
             reply.granted = identifier != BackgroundTaskIdentifier.invalid
             if identifier != BackgroundTaskIdentifier.invalid { app.tasks[number] = identifier }
             reply.remaining = app.model.backgroundTimeRemaining?.secondsValue
-        case .endTask:
-            guard let number = request.task else { throw HostError(.badRequest, "end-task needs task (a number)") }
+        case .endTask(let number):
             if let identifier = app.tasks.removeValue(forKey: number) { app.model.endBackgroundTask(identifier) }
-        case .audio:
-            guard let active = request.active else {
-                throw HostError(.badRequest, "audio needs active (true or false)")
-            }
+        case .audio(let active):
             app.reportsAudio = active
             if active, app.model.state == .background, !app.model.backgroundModes.contains(.audio) {
-                throw HostError(
-                    .notPermitted,
-                    "app \(app.id) has no audio background mode: launch it with --modes audio"
-                )
+                throw HostError(.notPermitted, "app \(app.id) has no audio background mode: launch it with --modes audio")
             }
             setAudio(app, playing: active || app.observesAudio)
-        case .location:
-            guard let active = request.active else {
-                throw HostError(.badRequest, "location needs active (true or false)")
+        case .location(let active): try reportLocation(active, by: app)
+        case .schedule(let request): reply.begins = try schedule(request, by: app)
+        case .complete(let name, let success):
+            guard let running = app.model.runningScheduledTask, running.identifier == name else {
+                throw HostError(.badRequest, "no scheduled task \(name ?? "(no name)") is running for \(app.id)")
             }
-            app.reportsLocation = active
-            if active {
-                do {
-                    try app.model.beginLocationActivity()
-                } catch {
-                    throw HostError(.notPermitted, "app \(app.id): \(error.message)")
-                }
-            } else if app.model.locationActivityCount > 0 {
-                app.model.endLocationActivity()
-            }
-        case .schedule:
-            guard let name = request.name, !name.isEmpty else { throw HostError(.badRequest, "schedule needs name") }
-            guard let kind = BackgroundTaskRequest.Kind(rawValue: request.kind ?? "refresh") else {
-                throw HostError(.badRequest, "schedule kind is refresh or processing, not \(request.kind ?? "")")
-            }
-            let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
-            let begin = app.machine.planTask(askedFor: asked)
-            if begin > asked { reply.begins = (begin - app.model.now).secondsValue }
-            do {
-                try app.model.submit(
-                    BackgroundTaskRequest(
-                        identifier: name,
-                        kind: kind,
-                        earliestBeginDate: request.earliest == nil && begin == asked ? nil : begin,
-                        requiresExternalPower: request.power ?? false,
-                        requiresNetworkConnectivity: request.network ?? false
-                    )
-                )
-            } catch {
-                throw HostError(.notPermitted, "app \(app.id): \(error.message)")
-            }
-            saveRecord(of: app)
-        case .complete:
-            guard let running = app.model.runningScheduledTask, running.identifier == request.name else {
-                throw HostError(
-                    .badRequest,
-                    "no scheduled task \(request.name ?? "(no name)") is running for \(app.id)"
-                )
-            }
-            running.setTaskCompleted(success: request.success ?? true)
-        case .ack:
-            guard let notice = request.notice else { throw HostError(.badRequest, "ack needs notice") }
+            running.setTaskCompleted(success: success)
+        case .ack(let notice):
             app.answered.insert(notice)
             app.acknowledge(notice)
-        default:
-            throw HostError(.badRequest, "\(request.op.rawValue) is not an app's report")
         }
         return reply
     }
 
-    private func launch(_ request: HostRequest, by caller: UnixSocket.Peer) async throws(HostError) -> HostReply {
-        guard let id = request.app, !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }),
-            id != ".", id != ".."
-        else {
-            throw HostError(.badRequest, "launch needs an app id of letters, digits, '.', '_' or '-'")
+    /// `location`: the app's location activity, which keeps it running with always.
+    private func reportLocation(_ active: Bool, by app: HostedApp) throws(HostError) {
+        app.reportsLocation = active
+        if active {
+            do {
+                try app.model.beginLocationActivity()
+            } catch {
+                throw HostError(.notPermitted, "app \(app.id): \(error.message)")
+            }
+        } else if app.model.locationActivityCount > 0 {
+            app.model.endLocationActivity()
         }
-        if let existing = apps[id], existing.pid != nil {
-            throw HostError(.launchFailed, "app \(id) is running already (pid \(existing.pid!)): terminate it first")
+    }
+
+    /// `schedule`: scheduled work, begun no sooner than the app's wake budget allows.
+    ///
+    /// - Returns: in how many seconds it begins, when later than asked.
+    private func schedule(_ request: HostCommand.ScheduleRequest, by app: HostedApp) throws(HostError) -> Double? {
+        let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
+        let begin = app.machine.planTask(askedFor: asked)
+        do {
+            try app.model.submit(
+                BackgroundTaskRequest(
+                    identifier: request.name,
+                    kind: request.kind,
+                    earliestBeginDate: request.earliest == nil && begin == asked ? nil : begin,
+                    requiresExternalPower: request.power,
+                    requiresNetworkConnectivity: request.network
+                )
+            )
+        } catch {
+            throw HostError(.notPermitted, "app \(app.id): \(error.message)")
         }
-        guard let modes = BackgroundModes(parsing: (request.modes ?? []).joined(separator: ",")) else {
-            throw HostError(.badRequest, "modes are audio, location, fetch, processing: not \(request.modes ?? [])")
+        saveRecord(of: app)
+        return begin > asked ? (begin - app.model.now).secondsValue : nil
+    }
+
+    private func launch(_ request: HostCommand.LaunchRequest, by caller: UnixSocket.Peer) async throws(HostError) -> HostReply {
+        if let existing = apps[request.app], let pid = existing.pid {
+            throw HostError(.launchFailed, "app \(request.app) is running already (pid \(pid)): terminate it first")
         }
-        guard let command = request.command, !command.isEmpty else {
-            throw HostError(.badRequest, "launch needs a command")
-        }
-        let user = try appUser(for: request, caller: caller)
-        let environment = request.environment ?? [:]
-        if let bad = environment.keys.first(where: { $0.isEmpty || $0.contains("=") || $0.utf8.contains(0) })
-            ?? environment.values.first(where: { $0.utf8.contains(0) }) {
-            throw HostError(.badRequest, "launch environment: '\(bad)' is not a variable name or value")
-        }
-        let spec = LaunchSpec(command: command, modes: modes, output: request.output, user: user, environment: environment)
-        let app = try await start(id, spec, reason: nil, inBackground: request.active == false)
+        let user = try appUser(named: request.user, caller: caller)
+        let spec = LaunchSpec(
+            command: request.command, modes: request.modes, output: request.output, user: user, environment: request.environment
+        )
+        let app = try await start(request.app, spec, reason: nil, inBackground: request.inBackground)
         var reply = HostReply(id: nil)
         reply.pid = app.pid
         reply.state = app.status.state
@@ -298,10 +278,10 @@ extension AppHost {
 
     /// Who a launched app runs as: the caller, or for a root caller the user it names (or the
     /// host's default); never root unless the host allows it.
-    private func appUser(for request: HostRequest, caller: UnixSocket.Peer) throws(HostError) -> AppUser {
+    private func appUser(named name: String?, caller: UnixSocket.Peer) throws(HostError) -> AppUser {
         let host = AppUser.current
         var named: AppUser?
-        if let name = request.user { named = try AppUser.named(name) }
+        if let name { named = try AppUser.named(name) }
         guard host.isRoot else {
             if let named, named.uid != host.uid {
                 throw HostError(

@@ -6,8 +6,7 @@ import KeepAliveCore
 /// (pidfd_getfd), and while the app is frozen the first data on one wakes it for the event
 /// budget, as a location event does. The app reads the data itself once thawed.
 extension AppHost {
-    func wakeOnData(_ request: HostRequest, by app: HostedApp, from connection: ControlConnection) throws(HostError) -> HostReply {
-        let sockets = request.sockets ?? []
+    func wakeOnData(_ sockets: [Int32], by app: HostedApp, from connection: ControlConnection) throws(HostError) -> HostReply {
         guard sockets.count <= HostProtocol.maximumWakeSockets else {
             throw HostError(.badRequest, "wake-on-data takes at most \(HostProtocol.maximumWakeSockets) sockets, not \(sockets.count)")
         }

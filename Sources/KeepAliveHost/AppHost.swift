@@ -210,34 +210,8 @@ public actor AppHost {
             refused: refused
         )
         start = clock.now
-        // A host that died left its apps behind: never leave one frozen, and take them back.
-        for pid in (KernelFile.read(configuration.stoppedPath) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
-            kill(pid, SIGCONT)
-        }
-        unlink(configuration.stoppedPath)
-        var adopted: [HostedApp] = []
-        for group in freezer.thawLeftovers() {
-            let processes = group.processes()
-            guard let first = processes.first else {
-                try? group.remove()
-                continue
-            }
-            let authorization = LocationAuthorizationManager(
-                application: group.app,
-                file: configuration.authorizationFile(group.app),
-                logger: logger
-            )
-            let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
-            model.launch()  // in the foreground: what it was doing is not known
-            let owner = ProcFS.owner(of: first).flatMap(AppUser.withID) ?? .current
-            let machine = HostedAppMachine(adopted: true, dataWakes: configuration.dataWakes, eventWakes: configuration.eventWakes)
-            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner, machine: machine)
-            app.pid = first
-            app.reason = "adopted from an earlier host: thawed, in the foreground"
-            adopted.append(app)
-            membership.add(group)
-            emit(.adopted(app: group.app, thawed: true))
-        }
+        let adopted = Self.adoptLeftovers(configuration, freezer: freezer, logger: logger, emit: emit)
+        for app in adopted { membership.add(app.group) }
         if let command = configuration.watchdog {
             watchdogPipe = try HostWatchdog.start(command)
         }

@@ -64,31 +64,8 @@ enum AppLauncher {
         output: String? = nil,
         standardInput: Int32? = nil
     ) throws(HostError) -> pid_t {
-        guard let command = arguments.first, !command.isEmpty else {
-            throw HostError(.launchFailed, "launch needs a command after --")
-        }
-        guard let executable = resolve(command) else {
-            throw HostError(
-                .launchFailed,
-                "cannot start \(command): no such executable file\(command.contains("/") ? "" : " in PATH")"
-            )
-        }
-        var argv = [executable] + arguments.dropFirst()
-        var merged = ProcessInfo.processInfo.environment
-        if let user {
-            argv = try privilegeDrop(to: user) + ["--"] + argv
-            merged = merged.filter { isPassedToApps($0.key) }
-            merged["HOME"] = user.home
-            merged["USER"] = user.name
-            merged["LOGNAME"] = user.name
-        }
-        switch joinFiles.count {
-        case 0: break
-        case 1: argv = ["/bin/sh", "-c", joinScript, joinFiles[0]] + argv
-        default: argv = ["/bin/sh", "-c", joinBothScript, joinFiles[0], joinFiles[1]] + argv
-        }
-        for (key, value) in environment { merged[key] = value }
-        let envp = merged.map { "\($0.key)=\($0.value)" }
+        let (argv, envp) = try commandLine(arguments, joining: joinFiles, as: user, environment: environment)
+        let command = arguments[0]
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -135,6 +112,42 @@ enum AppLauncher {
             throw HostError(.launchFailed, "cannot start \(command): \(String(cString: strerror(result)).lowercased())")
         }
         return pid
+    }
+
+    /// What runs and with what variables: the executable found in PATH, behind the privilege
+    /// drop to `user` and the shell that joins `joinFiles`; the host's environment (for an app,
+    /// only what ``isPassedToApps(_:)`` lets through, with its user's home and name) and `environment`.
+    private static func commandLine(
+        _ arguments: [String],
+        joining joinFiles: [String],
+        as user: AppUser?,
+        environment: [String: String]
+    ) throws(HostError) -> (argv: [String], environment: [String]) {
+        guard let command = arguments.first, !command.isEmpty else {
+            throw HostError(.launchFailed, "launch needs a command after --")
+        }
+        guard let executable = resolve(command) else {
+            throw HostError(
+                .launchFailed,
+                "cannot start \(command): no such executable file\(command.contains("/") ? "" : " in PATH")"
+            )
+        }
+        var argv = [executable] + arguments.dropFirst()
+        var merged = ProcessInfo.processInfo.environment
+        if let user {
+            argv = try privilegeDrop(to: user) + ["--"] + argv
+            merged = merged.filter { isPassedToApps($0.key) }
+            merged["HOME"] = user.home
+            merged["USER"] = user.name
+            merged["LOGNAME"] = user.name
+        }
+        switch joinFiles.count {
+        case 0: break
+        case 1: argv = ["/bin/sh", "-c", joinScript, joinFiles[0]] + argv
+        default: argv = ["/bin/sh", "-c", joinBothScript, joinFiles[0], joinFiles[1]] + argv
+        }
+        for (key, value) in environment { merged[key] = value }
+        return (argv, merged.map { "\($0.key)=\($0.value)" })
     }
 
     /// Whether an app gets the host's variable `name`: only what locates and localises it and

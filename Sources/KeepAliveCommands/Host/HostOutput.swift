@@ -9,6 +9,18 @@ struct HostOutput: Sendable {
 
     func write(_ event: AppHost.Event) {
         var object = JSONLine(["time": .time(Date())])
+        let text = describeLife(event, in: &object) ?? describeOther(event, in: &object)
+        if json {
+            Console.out(object.bytes)
+        } else if case .error = event {
+            Console.error("keepalive host: \(text)\n")
+        } else {
+            Console.out(text + "\n")
+        }
+    }
+
+    /// The host's start and its apps' lives (launches, lifecycle, freezes, thaws, wakes), or `nil`.
+    private func describeLife(_ event: AppHost.Event, in object: inout JSONLine) -> String? {
         let text: String
         switch event {
         case .started(let freezer, let reason, let socket):
@@ -54,6 +66,16 @@ struct HostOutput: Sendable {
             object["cause"] = .string(cause)
             object["after"] = .number(after.seconds)
             text = "\(app): not woken for \(cause): its wake budget is spent; the next wake in \(after.secondsText)"
+        default:
+            return nil
+        }
+        return text
+    }
+
+    /// The rest: ends, escapes, location events, the watch, refusals, errors, the stop.
+    private func describeOther(_ event: AppHost.Event, in object: inout JSONLine) -> String {
+        let text: String
+        switch event {
         case .killed(let app, let reason):
             object["event"] = "killed"
             object["app"] = .string(app)
@@ -94,14 +116,10 @@ struct HostOutput: Sendable {
         case .stopped:
             object["event"] = "stopped"
             text = "host stopped"
+        default:
+            return "\(event)"
         }
-        if json {
-            Console.out(object.bytes)
-        } else if case .error = event {
-            Console.error("keepalive host: \(text)\n")
-        } else {
-            Console.out(text + "\n")
-        }
+        return text
     }
 }
 

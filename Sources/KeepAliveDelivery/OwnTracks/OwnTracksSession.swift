@@ -98,17 +98,8 @@ public final class OwnTracksSession: Sendable {
         }
         let commandTopic = settings.topic + "/cmd"
         await withTaskCancellationHandler {
-            for await message in messages {
-                guard message.topic == commandTopic else { continue }
-                guard !message.retained else {
-                    await handle(.failure(.badCommand("a retained message is the broker's old copy, not a command: publish commands without -r")))
-                    continue
-                }
-                guard let payload = message.payload else {
-                    await handle(.failure(.badCommand("\(message.size) bytes, more than the \(OwnTracksCommand.largestPayload) a command may have")))
-                    continue
-                }
-                await handle(Result { () throws(OwnTracksError) in try OwnTracksCommand.parse(Data(payload), encryption: encryption) })
+            for await message in messages where message.topic == commandTopic {
+                await handle(Self.command(in: message, encryption: encryption))
             }
         } onCancel: {
             arrive.finish()
@@ -117,6 +108,17 @@ public final class OwnTracksSession: Sendable {
         connected.withLock { $0 = {} }  // it held the client
         await presence.goodbye()
         client.stop()
+    }
+
+    /// The command a message of the command topic holds, or why it holds none.
+    private static func command(in message: MosquittoClient.Message, encryption: OwnTracksEncryption?) -> Received {
+        guard !message.retained else {
+            return .failure(.badCommand("a retained message is the broker's old copy, not a command: publish commands without -r"))
+        }
+        guard let payload = message.payload else {
+            return .failure(.badCommand("\(message.size) bytes, more than the \(OwnTracksCommand.largestPayload) a command may have"))
+        }
+        return Result { () throws(OwnTracksError) in try OwnTracksCommand.parse(Data(payload), encryption: encryption) }
     }
 
     /// The session's socket while connected, if it takes commands: what a host watches to wake

@@ -1,0 +1,44 @@
+import Glibc
+import KeepAliveCore
+import Logging
+
+extension AppHost {
+    /// What a host that died left behind: every process it had stopped with signals continued
+    /// (never left frozen), and each group it left with processes in it taken back, thawed, as
+    /// an app in the foreground (what it was doing is not known); empty groups removed.
+    static func adoptLeftovers(
+        _ configuration: Configuration,
+        freezer: Freezer,
+        logger: Logger,
+        emit: (Event) -> Void
+    ) -> [HostedApp] {
+        // A host that died left its apps behind: never leave one frozen, and take them back.
+        for pid in (KernelFile.read(configuration.stoppedPath) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
+            kill(pid, SIGCONT)
+        }
+        unlink(configuration.stoppedPath)
+        var adopted: [HostedApp] = []
+        for group in freezer.thawLeftovers() {
+            let processes = group.processes()
+            guard let first = processes.first else {
+                try? group.remove()
+                continue
+            }
+            let authorization = LocationAuthorizationManager(
+                application: group.app,
+                file: configuration.authorizationFile(group.app),
+                logger: logger
+            )
+            let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
+            model.launch()  // in the foreground: what it was doing is not known
+            let owner = ProcFS.owner(of: first).flatMap(AppUser.withID) ?? .current
+            let machine = HostedAppMachine(adopted: true, dataWakes: configuration.dataWakes, eventWakes: configuration.eventWakes)
+            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner, machine: machine)
+            app.pid = first
+            app.reason = "adopted from an earlier host: thawed, in the foreground"
+            adopted.append(app)
+            emit(.adopted(app: group.app, thawed: true))
+        }
+        return adopted
+    }
+}

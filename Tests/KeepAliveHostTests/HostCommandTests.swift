@@ -1,0 +1,61 @@
+import KeepAliveCore
+@testable import KeepAliveHost
+import Testing
+
+/// The control protocol's requests, read once into typed commands: what each operation needs,
+/// and the words that say what is missing.
+@Suite struct HostCommandTests {
+    static func command(_ line: String) throws -> HostCommand {
+        try HostCommand(try HostProtocol.decodeRequest(Array(line.utf8)))
+    }
+
+    static func refusal(_ line: String) -> String? {
+        do {
+            _ = try command(line)
+            return nil
+        } catch {
+            return (error as? HostError)?.message
+        }
+    }
+
+    @Test func eachOperationNamesWhatItLacks() {
+        #expect(Self.refusal(#"{"op": "begin-task"}"#) == "begin-task needs task (a number)")
+        #expect(Self.refusal(#"{"op": "end-task"}"#) == "end-task needs task (a number)")
+        #expect(Self.refusal(#"{"op": "audio"}"#) == "audio needs active (true or false)")
+        #expect(Self.refusal(#"{"op": "location"}"#) == "location needs active (true or false)")
+        #expect(Self.refusal(#"{"op": "ack"}"#) == "ack needs notice")
+        #expect(Self.refusal(#"{"op": "schedule"}"#) == "schedule needs name")
+        #expect(Self.refusal(#"{"op": "schedule", "name": "n", "kind": "nightly"}"#) == "schedule kind is refresh or processing, not nightly")
+        #expect(Self.refusal(#"{"op": "launch", "app": "../x", "command": ["true"]}"#)?.hasPrefix("launch needs an app id") == true)
+        #expect(Self.refusal(#"{"op": "launch", "app": "a"}"#) == "launch needs a command")
+        #expect(Self.refusal(#"{"op": "launch", "app": "a", "command": ["true"], "modes": ["teleport"]}"#)?.hasPrefix("modes are audio") == true)
+        #expect(Self.refusal(#"{"op": "launch", "app": "a", "command": ["true"], "environment": {"A=B": "c"}}"#) == "launch environment: 'A=B' is not a variable name or value")
+    }
+
+    @Test func aCompleteRequestIsReadWithItsDefaults() throws {
+        guard case .report(.beginTask(let number, let name)) = try Self.command(#"{"op": "begin-task", "task": 3}"#) else {
+            Issue.record("not a begin-task")
+            return
+        }
+        #expect(number == 3 && name == "background task")
+        guard case .report(.schedule(let schedule)) = try Self.command(#"{"op": "schedule", "name": "sync", "earliest": 60}"#) else {
+            Issue.record("not a schedule")
+            return
+        }
+        #expect(schedule.kind == .refresh && schedule.earliest == 60 && !schedule.power && !schedule.network)
+        guard case .launch(let launch) = try Self.command(#"{"op": "launch", "app": "t", "command": ["/bin/true"], "modes": ["audio"], "active": false}"#) else {
+            Issue.record("not a launch")
+            return
+        }
+        #expect(launch.app == "t" && launch.modes == [.audio] && launch.inBackground && launch.environment.isEmpty)
+        guard case .move(.terminate, let app) = try Self.command(#"{"op": "terminate", "app": "t"}"#) else {
+            Issue.record("not a terminate")
+            return
+        }
+        #expect(app == "t")
+        guard case .report(.complete(nil, true)) = try Self.command(#"{"op": "complete"}"#) else {
+            Issue.record("complete succeeds unless it says otherwise")
+            return
+        }
+    }
+}
