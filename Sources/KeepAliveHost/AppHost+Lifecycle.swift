@@ -80,6 +80,8 @@ extension AppHost {
         case .kill:
             app.forgetWakeSockets()
             stopEverything(of: app, with: SIGKILL)
+        case .killEscapes: killEscapes(of: app)
+        case .killModel(let reason): app.model.kill(because: reason)
         case .reportWokenForData: emit(.wokenForData(app: app.id))
         case .reportPutOff(let cause, let after):
             emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: after))
@@ -230,17 +232,22 @@ extension AppHost {
     @discardableResult
     func checkContainment(_ app: HostedApp) -> Bool {
         guard app.model.state != .notRunning else { return true }
-        var escapes = app.group.escapes()
+        let escapes = app.group.escapes()
         guard !escapes.isEmpty else { return true }
         app.escapes = escapes
         for escape in escapes { emit(.escaped(app: app.id, escape)) }
-        // Killed until none is left: one may fork between the reading and the signal.
+        handle(.escaped(escapes.map(\.description)), for: app)
+        return false
+    }
+
+    /// Kills the app's processes outside its group until none is left: one may fork between
+    /// the reading and the signal.
+    private func killEscapes(of app: HostedApp) {
+        var escapes = app.group.escapes()
         for _ in 0..<10 where !escapes.isEmpty {
             for escape in escapes { kill(escape.pid, SIGKILL) }
             escapes = app.group.escapes()
         }
-        app.model.kill(because: .misbehaved(app.escapes.map(\.description).joined(separator: "; ")))
-        return false
     }
 
     /// The kernel says a frozen app's group changed: a process left or ended, or it was thawed

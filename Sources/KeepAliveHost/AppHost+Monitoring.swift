@@ -112,14 +112,10 @@ extension AppHost {
         }
     }
 
-    /// Whether the host watches `app`'s conditions now: while it runs (when in use: in the
-    /// foreground), and with always while it can be launched for them (not after the user quit
-    /// it, as iOS does not relaunch an app the user quit).
+    /// Whether the host watches `app`'s conditions now (it has some): as its machine says.
     func watchesConditions(of app: HostedApp) -> Bool {
         guard let monitor = app.monitor, !monitor.identifiers.isEmpty else { return false }
-        let authorization = app.authorization.status
-        guard app.pid != nil else { return authorization == .always && app.mayBeLaunched(at: elapsed) }
-        return authorization.allowsLocation(in: app.model.state)
+        return app.machine.watchesConditions(app.facts(at: elapsed), authorization: app.authorization.status)
     }
 
     /// Opens the watch when some app's conditions are watched or another service of the host

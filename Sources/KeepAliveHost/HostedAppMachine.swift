@@ -47,6 +47,8 @@ struct HostedAppMachine: Sendable {
         case dataArrived(generation: Int)
         /// The kernel says its frozen group changed: a process left or ended, or something thawed it.
         case groupChanged(generation: Int)
+        /// Processes of its were found outside its group (each described: pid, command, where).
+        case escaped([String])
         /// One of its conditions changed state: `notice` is what it is told.
         case locationEvent(HostNotice)
         /// It said hello.
@@ -104,6 +106,10 @@ struct HostedAppMachine: Sendable {
         case terminate
         /// Its model killed it: SIGKILL everything, close the sockets it named.
         case kill
+        /// SIGKILL its processes outside its group, until none is left.
+        case killEscapes
+        /// Its model kills it, for `reason` (it broke the system's rules).
+        case killModel(TerminationReason)
         /// Its model enters the background, awaiting the app's handler (`false`: at once), and
         /// then, `withEventBudget`, gets the event budget it was launched for.
         case enterBackground(awaitingHandler: Bool, withEventBudget: Bool)
@@ -186,6 +192,14 @@ struct HostedAppMachine: Sendable {
         (cause == .data ? dataWakes : eventWakes).nextWake(from: now)
     }
 
+    /// Whether the host watches its conditions now (it has some): while it runs (when in use:
+    /// in the foreground), and with always while it may be launched for them (not after its
+    /// user quit it, as iOS does not relaunch an app the user quit).
+    func watchesConditions(_ facts: Facts, authorization: LocationAuthorization) -> Bool {
+        guard facts.isRunning else { return authorization == .always && mayBeLaunched(facts) }
+        return authorization.allowsLocation(in: facts.state)
+    }
+
     /// A task it schedules for `asked` is a wake of its own: it begins no sooner than its event
     /// budget allows, and counts against it. Returns when it begins.
     mutating func planTask(askedFor asked: Duration) -> Duration {
@@ -224,6 +238,10 @@ struct HostedAppMachine: Sendable {
             return [.stopWatchingSockets] + wake(for: .data, facts)
         case .groupChanged(let step):
             return step == generation && facts.state == .suspended ? [.enforceFreeze] : []
+        case .escaped(let escapes):
+            // As the system kills an app that breaks its rules: what escaped first (it runs), then the app.
+            guard facts.state != .notRunning, !escapes.isEmpty else { return [] }
+            return [.killEscapes, .killModel(.misbehaved(escapes.joined(separator: "; ")))]
         case .locationEvent(let notice): return locationEvent(notice, facts)
         case .saidHello:
             var actions: [Action] = []

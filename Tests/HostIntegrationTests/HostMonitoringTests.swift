@@ -98,8 +98,11 @@ struct HostMonitoringTests {
         }
     }
 
-    @Test(arguments: HostScenarioTests.freezers)
-    func aFrozenAppIsWokenForItsRegionEventsAndFrozenAgainAfterTheBudget(freezer: FreezerKind) async throws {
+    /// On cgroup v2 alone: when a frozen app is woken, told and given the budget is the
+    /// machine's (`HostedAppMachineTests`), and each freezer's thaw and freeze are proven by the
+    /// scenario suite; this is the whole path, from gpsd's fix to the app's read, once.
+    @Test func aFrozenAppIsWokenForItsRegionEventsAndFrozenAgainAfterTheBudget() async throws {
+        let freezer = FreezerKind.cgroup2
         try await GatedGPSD.run(log: Self.boat.url) { gpsd in
             let harness = try await Self.harness(freezer: freezer, gpsd: gpsd.port)
             let log = harness.directory.appendingPathComponent("tracker.log").path

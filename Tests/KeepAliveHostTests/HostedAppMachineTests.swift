@@ -95,6 +95,28 @@ import Testing
         #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.background)).isEmpty)
     }
 
+    @Test func anAppWithAProcessOutsideItsGroupIsKilledWhatEscapedFirst() {
+        var machine = Self.launched()
+        #expect(
+            machine.handle(.escaped(["pid 7 (sh) in /elsewhere"]), Self.facts(.suspended))
+                == [.killEscapes, .killModel(.misbehaved("pid 7 (sh) in /elsewhere"))]
+        )
+        #expect(machine.handle(.escaped(["pid 7 (sh) in /elsewhere"]), Self.facts(.notRunning)).isEmpty)  // killed already
+    }
+
+    @Test func conditionsAreWatchedWhileTheAppMayUseThemOrBeLaunchedForThem() {
+        var machine = Self.launched()
+        #expect(machine.watchesConditions(Self.facts(.background), authorization: .always))
+        #expect(!machine.watchesConditions(Self.facts(.background), authorization: .whenInUse))
+        #expect(machine.watchesConditions(Self.facts(.inactive), authorization: .whenInUse))
+        #expect(machine.watchesConditions(Self.facts(.notRunning, running: false), authorization: .always))  // launched for them
+        #expect(!machine.watchesConditions(Self.facts(.notRunning, running: false), authorization: .whenInUse))
+        #expect(!machine.watchesConditions(Self.facts(.notRunning, running: false, launchable: false), authorization: .always))
+        _ = machine.handle(.quitByUser, Self.facts(.notRunning, running: false))
+        #expect(!machine.watchesConditions(Self.facts(.notRunning, running: false), authorization: .always))
+        #expect(!machine.watchesConditions(Self.facts(.active), authorization: .denied))
+    }
+
     // MARK: Wakes
 
     @Test func dataWakesAFrozenAppTwiceAtOnceThenOnceEachTwentyMinutes() {

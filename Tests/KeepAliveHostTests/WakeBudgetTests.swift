@@ -1,5 +1,5 @@
-import LocationKeepAlive
-import IntegrationSupport
+import KeepAliveCore
+import KeepAliveHost
 import Testing
 
 /// The wake budget's rule on a test clock: a burst at once, then one wake each interval, a
