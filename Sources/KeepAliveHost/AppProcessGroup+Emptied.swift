@@ -1,4 +1,3 @@
-import Dispatch
 import KeepAliveCore
 
 extension AppProcessGroup {
@@ -12,46 +11,19 @@ extension AppProcessGroup {
     func waitUntilEmpty(within limit: Duration) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + limit
-        let wakeup = Wakeup()
-        let events = kind == .cgroup2 ? path.flatMap { CgroupEvents(folder: $0) { wakeup.fire() } } : nil
+        let changes = ObservedState(0)
+        let events = kind == .cgroup2 ? path.flatMap { CgroupEvents(folder: $0) { changes.update { $0 += 1 } } } : nil
         defer { events?.stop() }
         let interval: Duration = events == nil ? .milliseconds(10) : .milliseconds(100)  // the kernel's word, and a backstop
         while !processes().isEmpty {
             guard clock.now < deadline else { return false }
-            await wakeup.wait(atMost: min(interval, clock.now.duration(to: deadline)))
+            let seen = changes.value
+            _ = await changes.wait(
+                until: { $0 != seen },
+                timeout: min(interval, clock.now.duration(to: deadline)),
+                ignoringCancellation: true
+            )
         }
         return true
-    }
-}
-
-/// A wake-up that a kernel event gives, or a timer: awaited with no regard to the task's
-/// cancellation (a checked continuation, resumed once).
-final class Wakeup: Sendable {
-    private let waiter = Locked<(continuation: CheckedContinuation<Void, Never>?, fired: Bool)>((nil, false))
-
-    /// Wakes the wait under way, or the next one.
-    func fire() {
-        let continuation = waiter.withLock { state in
-            defer { state = (nil, state.continuation == nil) }
-            return state.continuation
-        }
-        continuation?.resume()
-    }
-
-    /// Returns once fired (since the last wait) or after `limit`.
-    func wait(atMost limit: Duration) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let firedAlready = waiter.withLock { state in
-                if state.fired {
-                    state.fired = false
-                    return true
-                }
-                state.continuation = continuation
-                return false
-            }
-            if firedAlready { return continuation.resume() }
-            let nanoseconds = Int(limit.components.seconds) * 1_000_000_000 + Int(limit.components.attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) { self.fire() }
-        }
     }
 }

@@ -59,6 +59,24 @@ import Testing
         #expect(failed == -1 && calls == 1 && errno == EBADF)
     }
 
+    @Test func aWaitIgnoringCancellationWaitsInACancelledTaskAsTheHostsStopDoes() async {
+        let state = ObservedState(0)
+        let returned = Locked(false)
+        let waiter = Task {
+            defer { returned.withLock { $0 = true } }
+            return await state.wait(until: { $0 == 1 }, timeout: .seconds(60), ignoringCancellation: true)
+        }
+        waiter.cancel()
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(!returned.withLock { $0 }, "a cancelled task's wait did not wait")
+        state.update { $0 = 1 }
+        #expect(await waiter.value)
+        // Without it, a cancelled task's wait ends at once, unsatisfied.
+        let plain = Task { await state.wait(until: { $0 == 2 }, timeout: .seconds(60)) }
+        plain.cancel()
+        #expect(await plain.value == false)
+    }
+
     /// Runs `sh -c script` and reaps it, waiting.
     private static func statusOfChild(running script: String) -> KeepAliveCore.ExitStatus? {
         var pid: pid_t = 0

@@ -31,11 +31,13 @@ package final class ObservedState<Value: Sendable>: Sendable {
     }
 
     /// Waits until `predicate` holds (at once if it does), for at most `timeout` on `time`'s
-    /// clock (the real one unless given).
+    /// clock (the real one unless given). `ignoringCancellation`: a cancelled task waits too
+    /// (a stopping host waits for its apps' ends from the task whose cancellation stopped it).
     package func wait(
         until predicate: @escaping @Sendable (Value) -> Bool,
         timeout: Duration,
-        time: TimeSource = TimeSource(DispatchClock())
+        time: TimeSource = TimeSource(DispatchClock()),
+        ignoringCancellation: Bool = false
     ) async -> Bool {
         let number = state.withLock { state in
             state.count += 1
@@ -46,7 +48,7 @@ package final class ObservedState<Value: Sendable>: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let now = state.withLock { state -> Bool? in
                     if predicate(state.value) { return true }
-                    if Task.isCancelled { return false }
+                    if Task.isCancelled, !ignoringCancellation { return false }
                     state.waiters.append(Waiter(number: number, predicate: predicate, continuation: continuation))
                     return nil
                 }
@@ -59,7 +61,7 @@ package final class ObservedState<Value: Sendable>: Sendable {
                 }
             }
         } onCancel: {
-            give(up: number)
+            if !ignoringCancellation { give(up: number) }
         }
         timer.withLock { $0?.cancel() }
         return satisfied
