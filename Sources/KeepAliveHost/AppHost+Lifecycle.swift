@@ -103,8 +103,8 @@ extension AppHost {
                 Task { await self?.dataArrived(for: id, generation: generation) }
             }
         }
-        if let path = app.group.path, app.group.kind == .cgroup2 {
-            app.groupEvents = CgroupEvents(folder: path) { [weak self] in
+        if let folder = app.group.freezing.eventsFolder {
+            app.groupEvents = CgroupEvents(folder: folder) { [weak self] in
                 Task { await self?.groupChanged(id, generation: generation) }
             }
         }

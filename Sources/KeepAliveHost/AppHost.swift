@@ -17,8 +17,8 @@ public actor AppHost {
     public struct Configuration: Sendable {
         /// The rules every app runs under.
         public var profile: ExecutionProfile = .ios13
-        /// The freezer to use, or `.auto` for the first that works here.
-        public var freezer: FreezerKind = .auto
+        /// The freezer to use, or `nil` for the first that works here.
+        public var freezer: FreezerKind?
         /// The folder the host's cgroups live in: one per host.
         public var name = "keepalive.host"
         /// The control socket.

@@ -8,16 +8,13 @@ import KeepAliveCore
 /// What it says of itself is what the kernel says: ``isFrozen`` reads the freezer (or every
 /// process's state), and ``escapes()`` finds the app's processes that are no longer in it.
 public final class AppProcessGroup: Sendable {
-    /// How it is frozen.
-    public let kind: FreezerKind
     /// The app's name.
     public let app: String
-    /// The cgroup folder (`nil` with signals).
-    public var folder: URL? { path.map { URL(fileURLWithPath: $0, isDirectory: true) } }
-    /// The cgroup folder's path, for the kernel's files.
-    let path: String?
-    /// The cgroup as `/proc/PID/cgroup` names it.
-    let hierarchyPath: String?
+    /// How this freezer holds the group: the only part that differs between freezers.
+    let freezing: any GroupFreezing
+    /// The app's group in the v1 `pids` hierarchy, where its processes are counted when the
+    /// v2 group cannot count them.
+    let pidsPath: String?
     private let state = Locked(GroupState())
 
     private struct GroupState {
@@ -34,28 +31,18 @@ public final class AppProcessGroup: Sendable {
         var requests = 0
     }
 
-    /// The app's group in the v1 `pids` hierarchy, where its processes are counted when the
-    /// v2 group cannot count them.
-    let pidsPath: String?
-
-    /// With signals: every process the app started, wherever it went, by the kernel's word.
-    let events: ProcessEvents?
-
-    init(
-        kind: FreezerKind,
-        app: String,
-        path: String?,
-        hierarchyPath: String?,
-        pidsPath: String? = nil,
-        events: ProcessEvents? = nil
-    ) {
-        self.kind = kind
+    init(app: String, freezing: any GroupFreezing, pidsPath: String? = nil) {
         self.app = app
-        self.path = path
-        self.hierarchyPath = hierarchyPath
+        self.freezing = freezing
         self.pidsPath = pidsPath
-        self.events = events
     }
+
+    /// How it is frozen.
+    public var kind: FreezerKind { freezing.kind }
+    /// The cgroup folder (`nil` with signals).
+    public var folder: URL? { path.map { URL(fileURLWithPath: $0, isDirectory: true) } }
+    /// The cgroup folder's path, for the kernel's files (`nil` with signals).
+    var path: String? { freezing.cgroup?.path }
 
     /// The files a process writes its pid to, to join (`cgroup.procs`); none with signals.
     var joinFiles: [String] { [path, pidsPath].compactMap { $0.map { "\($0)/cgroup.procs" } } }
@@ -69,7 +56,7 @@ public final class AppProcessGroup: Sendable {
                 state.leader = newValue
                 state.leaderStart = start
             }
-            if let newValue { events?.follow(newValue, as: app) }
+            if let newValue, let signals = freezing as? SignalFreezing { signals.events.follow(newValue, as: app) }
         }
     }
 
@@ -77,7 +64,7 @@ public final class AppProcessGroup: Sendable {
     /// (and so its session id) can be taken by a stranger (pids wrap at 32,768 on many systems),
     /// and the session would then be a stranger's. The app's processes that outlive the leader
     /// are the ones the kernel's events follow.
-    private var liveLeader: pid_t? {
+    var liveLeader: pid_t? {
         let (leader, start) = state.withLock { ($0.leader, $0.leaderStart) }
         guard let leader, ProcFS.isProcess(leader, startedAt: start) else { return nil }
         return leader
@@ -92,21 +79,10 @@ public final class AppProcessGroup: Sendable {
     /// Whether the kernel says the group is frozen now: `frozen 1` in `cgroup.events` (v2),
     /// `FROZEN` in `freezer.state` (v1), or every process stopped (signals, and a v1 group
     /// stopped with signals when its freezer stuck). Never what the host asked, only what is.
-    public var isFrozen: Bool {
-        switch kind {
-        case .cgroup2:
-            guard let path else { return false }
-            return (KernelFile.read("\(path)/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
-        case .cgroup1:
-            if let path, KernelFile.read("\(path)/freezer.state")?.trimmed == "FROZEN" { return true }
-            return allStopped
-        case .signal, .auto:
-            return allStopped
-        }
-    }
+    public var isFrozen: Bool { freezing.isFrozen(self) }
 
     /// Whether the group has processes and every one is stopped.
-    private var allStopped: Bool {
+    var allStopped: Bool {
         let members = processes()
         return !members.isEmpty && members.allSatisfy { ProcFS.state(of: $0).map { $0 == "T" || $0 == "t" } ?? true }
     }
@@ -128,19 +104,7 @@ public final class AppProcessGroup: Sendable {
 
     /// The processes in the group and in every group the app made inside it, zombies left out.
     public func processes() -> [Int32] {
-        let pids: [pid_t]
-        if path != nil {
-            pids = folders().flatMap { folder in
-                (KernelFile.read("\(folder)/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
-            }
-        } else {
-            // The session, what the kernel saw the app start wherever it went (setsid, orphaned
-            // to pid 1), and their children it has not told of yet.
-            let leader = liveLeader
-            let followed = Set(events?.processes(of: app) ?? []).union(leader.map { [$0] } ?? [])
-            pids = ProcessTable.now().processes(descendingFrom: followed, session: leader).sorted()
-        }
-        return pids.filter { ProcFS.state(of: $0) != "Z" }
+        freezing.processes(of: self).filter { ProcFS.state(of: $0) != "Z" }
     }
 
     /// The app's processes that are not in the group: its first process, every process of its
@@ -153,15 +117,8 @@ public final class AppProcessGroup: Sendable {
         let roots = members.union(leader.map { [$0] } ?? [])
         let found = table.processes(descendingFrom: roots, session: leader)
         return found.subtracting(members).sorted().map { pid in
-            let place: String
-            switch kind {
-            case .cgroup2: place = ProcFS.cgroup(of: pid, controller: nil).map { "cgroup \($0)" } ?? "an unknown cgroup"
-            case .cgroup1:
-                place = ProcFS.cgroup(of: pid, controller: "freezer").map { "freezer cgroup \($0)" } ?? "an unknown cgroup"
-            case .signal, .auto: place = ProcFS.session(of: pid).map { "session \($0)" } ?? "another session"
-            }
             let command = KernelFile.read("/proc/\(pid)/comm")?.trimmed ?? "?"
-            return Escape(pid: pid, command: command, place: place)
+            return Escape(pid: pid, command: command, place: freezing.place(of: pid))
         }
     }
 
@@ -177,42 +134,8 @@ public final class AppProcessGroup: Sendable {
         public var description: String { "process \(pid) (\(command)) left its group for \(place)" }
     }
 
-    /// The group's folder and every folder the app made inside it, deepest last.
-    func folders() -> [String] {
-        guard let path else { return [] }
-        var found = [path]
-        var index = 0
-        while index < found.count {
-            let folder = found[index]
-            index += 1
-            guard let directory = opendir(folder) else { continue }
-            while let entry = readdir(directory) {
-                guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                if name != ".", name != ".." { found.append("\(folder)/\(name)") }
-            }
-            closedir(directory)
-        }
-        return found
-    }
-
     /// Whether `pid` belongs to the app (the caller-identity check of the control socket).
-    public func contains(_ pid: Int32) -> Bool {
-        switch kind {
-        case .cgroup2:
-            guard let hierarchyPath, let own = ProcFS.cgroup(of: pid, controller: nil) else { return false }
-            return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
-        case .cgroup1:
-            guard let hierarchyPath, let own = ProcFS.cgroup(of: pid, controller: "freezer") else { return false }
-            return own == hierarchyPath || own.hasPrefix(hierarchyPath + "/")
-        case .signal, .auto:
-            if events?.isFollowed(pid, as: app) == true { return true }
-            guard let leader = liveLeader else { return false }
-            return ProcFS.session(of: pid) == leader
-        }
-    }
+    public func contains(_ pid: Int32) -> Bool { freezing.contains(pid, in: self) }
 
     /// CPU time the app has used: the cgroup's own count (v2), or its live processes' sum.
     public func cpuTime() -> Duration {
@@ -234,38 +157,7 @@ public final class AppProcessGroup: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         state.withLock { $0.requests += 1 }
-        let deadline = start + timeout
-        switch kind {
-        case .cgroup2:
-            let path = path!
-            try ProcFS.write("1", to: "\(path)/cgroup.freeze")
-            while !(KernelFile.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
-                guard clock.now < deadline else {
-                    try? ProcFS.write("0", to: "\(path)/cgroup.freeze")
-                    throw HostError(.freezeFailed, "\(path) did not freeze within \(timeout)")
-                }
-                try? await clock.sleep(for: .milliseconds(1))
-            }
-        case .cgroup1:
-            let path = path!
-            try ProcFS.write("FROZEN", to: "\(path)/freezer.state")
-            var rewrite = clock.now + .milliseconds(50)
-            while (KernelFile.read("\(path)/freezer.state") ?? "").trimmed != "FROZEN" {
-                if clock.now >= deadline {
-                    // Stuck in FREEZING (a task in an uninterruptible wait): thaw, stop with signals.
-                    try? ProcFS.write("THAWED", to: "\(path)/freezer.state")
-                    try await stopWithSignals(until: deadline + timeout)
-                    break
-                }
-                if clock.now >= rewrite {
-                    try? ProcFS.write("FROZEN", to: "\(path)/freezer.state")  // FREEZING: ask again
-                    rewrite = clock.now + .milliseconds(50)
-                }
-                try? await clock.sleep(for: .milliseconds(1))
-            }
-        case .signal, .auto:
-            try await stopWithSignals(until: deadline)
-        }
+        try await freezing.freeze(self, until: start + timeout)
         state.withLock { $0.isFreezeRequested = true }
         return start.duration(to: clock.now)
     }
@@ -282,21 +174,7 @@ public final class AppProcessGroup: Sendable {
             return state.requests
         }
         let isNewest = { self.state.withLock { $0.requests == request } }
-        switch kind {
-        case .cgroup2:
-            let path = path!
-            try ProcFS.write("0", to: "\(path)/cgroup.freeze")
-            while isNewest(), (KernelFile.read("\(path)/cgroup.events") ?? "").contains("frozen 1") {
-                guard start.duration(to: clock.now) < timeout else {
-                    throw HostError(.freezeFailed, "\(path) did not thaw within \(timeout)")
-                }
-                try? await clock.sleep(for: .milliseconds(1))
-            }
-        case .cgroup1:
-            try ProcFS.write("THAWED", to: "\(path!)/freezer.state")
-        case .signal, .auto:
-            break
-        }
+        try await freezing.thaw(until: start + timeout, while: isNewest)
         guard isNewest() else { return start.duration(to: clock.now) }  // frozen again: leave it so
         continueStopped()
         state.withLock { $0.isFreezeRequested = false }
@@ -306,11 +184,7 @@ public final class AppProcessGroup: Sendable {
     /// Thaws at once without waiting (a host starting over, or stopping).
     public func thawNow() {
         state.withLock { $0.requests += 1 }
-        switch kind {
-        case .cgroup2: try? ProcFS.write("0", to: "\(path!)/cgroup.freeze")
-        case .cgroup1: try? ProcFS.write("THAWED", to: "\(path!)/freezer.state")
-        case .signal, .auto: break
-        }
+        freezing.thawNow()
         continueStopped()
         state.withLock { $0.isFreezeRequested = false }
     }
@@ -343,36 +217,35 @@ public final class AppProcessGroup: Sendable {
 
     /// Removes the cgroup (once empty). Killing the processes first is the caller's part.
     public func remove() throws(HostError) {
-        guard let path else { return }
+        guard let cgroup = freezing.cgroup else { return }
         thawNow()
         // Taken back from a delegated owner first: removing the groups it made needs write
         // access to its folders, which the host then has as their owner (no CAP_DAC_OVERRIDE).
-        for folder in folders() {
+        for folder in cgroup.folders() {
             chown(folder, geteuid(), getegid())
             chmod(folder, 0o755)
         }
-        for folder in folders().reversed() {  // the app's own groups first, deepest first
-            guard rmdir(folder) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(path)") }
+        for folder in cgroup.folders().reversed() {  // the app's own groups first, deepest first
+            guard rmdir(folder) == 0 || errno == ENOENT else { throw ProcFS.failure("cannot remove \(cgroup.path)") }
         }
         if let pidsPath, rmdir(pidsPath) != 0, errno != ENOENT { throw ProcFS.failure("cannot remove \(pidsPath)") }
     }
 
-    /// SIGSTOP to every process, again for any that appear meanwhile, until all are stopped.
-    private func stopWithSignals(until deadline: ContinuousClock.Instant) async throws(HostError) {
-        let clock = ContinuousClock()
-        while true {
+    /// SIGSTOP to every process, again for any that appear meanwhile, until all are stopped
+    /// (the signal freezer, and a v1 freezer stuck in FREEZING).
+    func stopWithSignals(until deadline: ContinuousClock.Instant) async throws(HostError) {
+        var running: [pid_t] = []
+        let stopped = await KernelWait.until(deadline) {
             let members = processes()
-            let running = members.filter { ProcFS.state(of: $0).map { $0 != "T" && $0 != "t" } ?? false }
+            running = members.filter { ProcFS.state(of: $0).map { $0 != "T" && $0 != "t" } ?? false }
             state.withLock { $0.stopped = Array(Set($0.stopped).union(members)) }
-            if running.isEmpty { return }
             for pid in running { kill(pid, SIGSTOP) }
-            guard clock.now < deadline else {
-                continueStopped()
-                let states = running.prefix(5).map { "\($0) in state \(ProcFS.state(of: $0) ?? "?")" }.joined(separator: ", ")
-                throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time (\(states); D is an uninterruptible wait)")
-            }
-            try? await clock.sleep(for: .milliseconds(1))
+            return running.isEmpty
         }
+        guard !stopped else { return }
+        continueStopped()
+        let states = running.prefix(5).map { "\($0) in state \(ProcFS.state(of: $0) ?? "?")" }.joined(separator: ", ")
+        throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time (\(states); D is an uninterruptible wait)")
     }
 
     private func continueStopped() {

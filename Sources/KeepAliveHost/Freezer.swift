@@ -4,14 +4,12 @@ import KeepAliveCore
 
 /// The host's freezer: where app groups live and how they are frozen, chosen once at start.
 public struct Freezer: Sendable {
-    /// The freezer in use (never ``FreezerKind/auto``).
-    public let kind: FreezerKind
     /// Why this one: what was found, and what was not.
     public let reason: String
-    /// The folder holding one group per app (cgroup freezers), e.g. `/sys/fs/cgroup/unified/keepalive.host`.
-    public let root: String?
-    /// The root's path inside its hierarchy, as `/proc/PID/cgroup` shows it.
-    let hierarchyPath: String?
+    /// Where the groups live: a cgroup folder, or nowhere (signals, following the kernel's
+    /// process events, by which the signal freezer follows every process an app starts; a
+    /// cgroup holds its processes' children itself).
+    private let home: Home
     /// What each app's group may hold.
     public let limits: AppGroupLimits
     /// Where apps' processes are counted, when not in their v2 group: a folder of the v1 `pids`
@@ -19,43 +17,68 @@ public struct Freezer: Sendable {
     let pidsRoot: String?
     /// Why apps' processes are not limited, when they are not.
     public let processLimitNote: String?
-    /// The kernel's process events, by which the signal freezer follows every process an app
-    /// starts (`nil` with a cgroup freezer: a cgroup holds its processes' children).
-    let events: ProcessEvents?
 
-    /// Chooses the freezer: the one asked for, or with `.auto` the first that works here.
+    /// Where the groups live, for each freezer.
+    private enum Home: Sendable {
+        /// A folder of the v2 hierarchy, and its path inside the hierarchy.
+        case cgroup2(root: String, hierarchyPath: String)
+        /// A folder of the v1 freezer hierarchy, and its path inside the hierarchy.
+        case cgroup1(root: String, hierarchyPath: String)
+        /// Sessions, and the kernel's process events.
+        case signals(ProcessEvents)
+    }
+
+    /// The freezer in use.
+    public var kind: FreezerKind {
+        switch home {
+        case .cgroup2: .cgroup2
+        case .cgroup1: .cgroup1
+        case .signals: .signal
+        }
+    }
+
+    /// The folder holding one group per app (cgroup freezers), e.g. `/sys/fs/cgroup/unified/keepalive.host`.
+    public var root: String? {
+        switch home {
+        case .cgroup2(let root, _), .cgroup1(let root, _): root
+        case .signals: nil
+        }
+    }
+
+    /// Chooses the freezer: the one asked for, or the first that works here.
     ///
     /// - Parameters:
-    ///   - requested: a freezer kind, or `.auto`.
+    ///   - requested: a freezer kind, or `nil` for the first that works here (cgroup v2, then
+    ///     the v1 freezer, then signals).
     ///   - name: the folder the host's groups live in; one per host.
     ///   - limits: what each app's group may hold.
     /// - Throws: ``HostError/Code/freezerUnavailable`` naming what is missing, when an explicit
     ///   kind cannot be used (or, for signals, when the kernel's process events cannot be read).
     public static func choose(
-        _ requested: FreezerKind,
+        _ requested: FreezerKind?,
         name: String = "keepalive.host",
         limits: AppGroupLimits = AppGroupLimits()
     ) throws(HostError) -> Freezer {
         let found = try chooseKind(requested, name: name)
         let counting = processCounting(for: found, name: name)
-        var events: ProcessEvents?
-        if found.kind == .signal {
+        let home: Home
+        switch (found.kind, found.root, found.hierarchyPath) {
+        case (.cgroup2, let root?, let hierarchyPath?): home = .cgroup2(root: root, hierarchyPath: hierarchyPath)
+        case (.cgroup1, let root?, let hierarchyPath?): home = .cgroup1(root: root, hierarchyPath: hierarchyPath)
+        default:
             do throws(HostError) {
-                events = try ProcessEvents()
+                home = .signals(try ProcessEvents())
             } catch {
                 let why = requested == .signal ? "--freezer signal" : "no cgroup freezer, and signals cannot be used either"
                 throw HostError(.freezerUnavailable, "\(why): \(error.message)" + (requested == .signal ? "" : " (\(found.reason))"))
             }
         }
         return Freezer(
-            kind: found.kind,
             reason: found.reason,
-            root: found.root,
-            hierarchyPath: found.hierarchyPath,
+            home: home,
             limits: limits,
             pidsRoot: counting.pidsRoot,
-            processLimitNote: counting.note,
-            events: events
+            processLimitNote: counting.note
         )
     }
 
@@ -85,9 +108,9 @@ public struct Freezer: Sendable {
         }
     }
 
-    private static func chooseKind(_ requested: FreezerKind, name: String) throws(HostError) -> Choice {
+    private static func chooseKind(_ requested: FreezerKind?, name: String) throws(HostError) -> Choice {
         var notes: [String] = []
-        if requested == .auto || requested == .cgroup2 {
+        if requested == nil || requested == .cgroup2 {
             switch cgroupRoot(type: "cgroup2", controller: nil, name: name) {
             case .success(let (root, hierarchy)):
                 return Choice(
@@ -102,7 +125,7 @@ public struct Freezer: Sendable {
                 notes.append("cgroup v2: \(why)")
             }
         }
-        if requested == .auto || requested == .cgroup1 {
+        if requested == nil || requested == .cgroup1 {
             switch cgroupRoot(type: "cgroup", controller: "freezer", name: name) {
             case .success(let (root, hierarchy)):
                 return Choice(
@@ -127,23 +150,16 @@ public struct Freezer: Sendable {
     /// Makes the group an app's processes will run in (a fresh cgroup, or a session to fill).
     /// ``AppProcessGroup/delegate(to:)`` gives it to the app's user once the app is in it.
     public func makeGroup(for app: String) throws(HostError) -> AppProcessGroup {
-        guard let root, let hierarchyPath else {
-            return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil, events: events)
-        }
-        let path = "\(root)/\(app)"
-        let pidsPath = pidsRoot.map { "\($0)/\(app)" }
+        let group = group(for: app)
+        guard let path = group.path else { return group }
         if access(path, F_OK) == 0 {
             // Left by a host that died: thaw it and take it over only if nothing lives there.
-            let stale = AppProcessGroup(
-                kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)", pidsPath: pidsPath
-            )
-            guard stale.processes().isEmpty else {
+            guard group.processes().isEmpty else {
                 throw HostError(.launchFailed, "app \(app) already has processes in \(path): terminate it first")
             }
-            try? stale.remove()
+            try? group.remove()
         }
         guard mkdir(path, 0o755) == 0 else { throw ProcFS.failure("cannot make \(path)", code: .launchFailed) }
-        let group = AppProcessGroup(kind: kind, app: app, path: path, hierarchyPath: "\(hierarchyPath)/\(app)", pidsPath: pidsPath)
         do throws(HostError) {
             try limit(group)
         } catch {
@@ -170,17 +186,26 @@ public struct Freezer: Sendable {
         }
     }
 
-    /// The group `app` would have, made or not (for an app that is not running).
+    /// The group `app` has or would have, made or not: the one place a freezer's kind decides
+    /// how a group is frozen.
     func group(for app: String) -> AppProcessGroup {
-        guard let root, let hierarchyPath else { return AppProcessGroup(kind: kind, app: app, path: nil, hierarchyPath: nil, events: events) }
-        return AppProcessGroup(
-            kind: kind, app: app, path: "\(root)/\(app)", hierarchyPath: "\(hierarchyPath)/\(app)", pidsPath: pidsRoot.map { "\($0)/\(app)" }
-        )
+        let freezing: any GroupFreezing
+        switch home {
+        case .cgroup2(let root, let hierarchyPath):
+            freezing = CgroupV2Freezing(folder: CgroupFolder(path: "\(root)/\(app)", hierarchyPath: "\(hierarchyPath)/\(app)", controller: nil))
+        case .cgroup1(let root, let hierarchyPath):
+            freezing = CgroupV1Freezing(
+                folder: CgroupFolder(path: "\(root)/\(app)", hierarchyPath: "\(hierarchyPath)/\(app)", controller: "freezer")
+            )
+        case .signals(let events):
+            return AppProcessGroup(app: app, freezing: SignalFreezing(events: events))
+        }
+        return AppProcessGroup(app: app, freezing: freezing, pidsPath: pidsRoot.map { "\($0)/\(app)" })
     }
 
     /// The groups found under the root (left by an earlier host), thawed.
     public func thawLeftovers() -> [AppProcessGroup] {
-        guard let root, let hierarchyPath, let directory = opendir(root) else { return [] }
+        guard let root, let directory = opendir(root) else { return [] }
         defer { closedir(directory) }
         var groups: [AppProcessGroup] = []
         while let entry = readdir(directory) {
@@ -189,13 +214,7 @@ public struct Freezer: Sendable {
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
             guard name != ".", name != ".." else { continue }
-            let group = AppProcessGroup(
-                kind: kind,
-                app: name,
-                path: "\(root)/\(name)",
-                hierarchyPath: "\(hierarchyPath)/\(name)",
-                pidsPath: pidsRoot.map { "\($0)/\(name)" }
-            )
+            let group = group(for: name)
             group.thawNow()
             groups.append(group)
         }

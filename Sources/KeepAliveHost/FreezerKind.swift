@@ -1,7 +1,5 @@
 /// How the host stops an app's processes.
 public enum FreezerKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// The first that works here: cgroup v2, then the v1 freezer, then signals.
-    case auto
     /// The cgroup v2 freezer (`cgroup.freeze`), as Android freezes cached apps.
     case cgroup2
     /// The cgroup v1 freezer controller (`freezer.state`).
@@ -11,4 +9,15 @@ public enum FreezerKind: String, Sendable, Hashable, CaseIterable, CustomStringC
 
     /// The kind's name, as `--freezer` takes it.
     public var description: String { rawValue }
+
+    /// The kind `--freezer` names: `nil` for `auto` (the first that works here).
+    ///
+    /// - Throws: ``HostError/Code/freezerUnavailable`` naming the choices, for any other word.
+    public static func requested(_ word: String) throws(HostError) -> FreezerKind? {
+        if word == "auto" { return nil }
+        guard let kind = FreezerKind(rawValue: word) else {
+            throw HostError(.freezerUnavailable, "--freezer must be auto, cgroup2, cgroup1 or signal, not '\(word)'")
+        }
+        return kind
+    }
 }

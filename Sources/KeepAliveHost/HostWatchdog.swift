@@ -29,7 +29,7 @@ public enum HostWatchdog {
     /// The watchdog's own work: waits for the host to end, then thaws what it left.
     ///
     /// - Returns: what it thawed, in words.
-    public static func watch(freezer kind: FreezerKind, name: String, stoppedFile: URL) -> [String] {
+    public static func watch(freezer kind: FreezerKind?, name: String, stoppedFile: URL) -> [String] {
         let stoppedFile = stoppedFile.path
         var byte: UInt8 = 0
         while SystemCall.retryingOnInterrupt({ read(0, &byte, 1) }) > 0 {}  // until the host's end closes

@@ -89,7 +89,7 @@ struct FreezerTests {
     @Test func anUnavailableFreezerSaysWhy() throws {
         let error = #expect(throws: HostError.self) { try Freezer.choose(.cgroup1, name: "no/such/parent/x") }
         #expect(error?.code == .freezerUnavailable && error?.message.contains("--freezer cgroup1") == true)
-        let fallback = try Freezer.choose(.auto, name: "no/such/parent/x")
+        let fallback = try Freezer.choose(nil, name: "no/such/parent/x")
         #expect(fallback.kind == .signal && fallback.reason.contains("falling back"))
     }
 

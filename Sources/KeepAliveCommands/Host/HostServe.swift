@@ -165,10 +165,7 @@ extension KeepAlive.HostCommand {
 
         func makeConfiguration() throws -> AppHost.Configuration {
             var configuration = AppHost.Configuration(socket: URL(fileURLWithPath: socket.socket))
-            guard let kind = FreezerKind(rawValue: freezer) else {
-                throw ValidationError("--freezer must be auto, cgroup2, cgroup1 or signal, not '\(freezer)'")
-            }
-            configuration.freezer = kind
+            configuration.freezer = try FreezerKind.requested(freezer)
             configuration.profile = try rules.profile(default: "ios13")
             guard let budget = Duration(parsing: eventBudget), budget > .zero else {
                 throw ValidationError("--event-budget must be a duration such as 10s, not '\(eventBudget)'")
@@ -215,7 +212,7 @@ extension KeepAlive.HostCommand {
             configuration.limits.connectionsPerApp = connectionsPerApp
             configuration.limits.connectionsPerUser = connectionsPerUser
             configuration.watchdog = [
-                Self.executable, "host", "watchdog", "--freezer", kind.rawValue, "--name", name,
+                Self.executable, "host", "watchdog", "--freezer", freezer, "--name", name,
                 "--stopped-file", configuration.stoppedFile.path,
             ]
             return configuration
@@ -318,10 +315,7 @@ extension KeepAlive.HostCommand {
         @Option(name: .customLong("stopped-file")) var stoppedFile: String
 
         func run() throws {
-            guard let kind = FreezerKind(rawValue: freezer) else {
-                throw ValidationError("--freezer: unknown '\(freezer)'")
-            }
-            let done = HostWatchdog.watch(freezer: kind, name: name, stoppedFile: URL(fileURLWithPath: stoppedFile))
+            let done = try HostWatchdog.watch(freezer: FreezerKind.requested(freezer), name: name, stoppedFile: URL(fileURLWithPath: stoppedFile))
             if !done.isEmpty {
                 Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n")
             }

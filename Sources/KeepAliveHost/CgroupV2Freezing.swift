@@ -1,0 +1,44 @@
+import Glibc
+import KeepAliveCore
+
+/// The cgroup v2 freezer (`cgroup.freeze`), as Android freezes cached apps: the kernel says
+/// `frozen 1` in `cgroup.events`, and tells of the change through inotify.
+struct CgroupV2Freezing: GroupFreezing {
+    let folder: CgroupFolder
+
+    var kind: FreezerKind { .cgroup2 }
+    var cgroup: CgroupFolder? { folder }
+    var eventsFolder: String? { folder.path }
+
+    func processes(of group: AppProcessGroup) -> [pid_t] { folder.processes() }
+
+    func isFrozen(_ group: AppProcessGroup) -> Bool { saysFrozen }
+
+    func contains(_ pid: pid_t, in group: AppProcessGroup) -> Bool { folder.contains(pid) }
+
+    func place(of pid: pid_t) -> String {
+        ProcFS.cgroup(of: pid, controller: nil).map { "cgroup \($0)" } ?? "an unknown cgroup"
+    }
+
+    func freeze(_ group: AppProcessGroup, until deadline: ContinuousClock.Instant) async throws(HostError) {
+        try ProcFS.write("1", to: "\(folder.path)/cgroup.freeze")
+        guard await KernelWait.until(deadline, events: folder.path, { saysFrozen }) else {
+            thawNow()  // never half frozen
+            throw HostError(.freezeFailed, "\(folder.path) did not freeze in time")
+        }
+    }
+
+    func thaw(until deadline: ContinuousClock.Instant, while isNewest: () -> Bool) async throws(HostError) {
+        try ProcFS.write("0", to: "\(folder.path)/cgroup.freeze")
+        guard await KernelWait.until(deadline, events: folder.path, { !isNewest() || !saysFrozen }) else {
+            throw HostError(.freezeFailed, "\(folder.path) did not thaw in time")
+        }
+    }
+
+    func thawNow() { try? ProcFS.write("0", to: "\(folder.path)/cgroup.freeze") }
+
+    /// `frozen 1` in `cgroup.events`.
+    private var saysFrozen: Bool {
+        (KernelFile.read("\(folder.path)/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+    }
+}

@@ -1,0 +1,36 @@
+import KeepAliveCore
+
+/// Waits for something only the kernel can say (a group frozen, thawed, emptied, its processes
+/// stopped): woken by the kernel's word that a cgroup v2 group changed where it gives one
+/// (`cgroup.events`, through inotify), else looking again at intervals growing from 1 ms to
+/// 16 ms. Never a spin, and never cut short by cancellation: a stopping host freezes, thaws and
+/// waits for its apps from the task whose cancellation stopped it.
+enum KernelWait {
+    /// Waits until `isDone` holds or `deadline` passes.
+    ///
+    /// - Parameter events: the cgroup v2 folder whose `cgroup.events` tells of changes, if any.
+    /// - Returns: whether `isDone` held in time.
+    static func until(
+        _ deadline: ContinuousClock.Instant,
+        events folder: String? = nil,
+        _ isDone: () -> Bool
+    ) async -> Bool {
+        let clock = ContinuousClock()
+        let changes = ObservedState(0)
+        let events = folder.flatMap { CgroupEvents(folder: $0) { changes.update { $0 += 1 } } }
+        defer { events?.stop() }
+        // With the kernel's word, a backstop; without, a look that grows less eager.
+        var interval: Duration = events == nil ? .milliseconds(1) : .milliseconds(50)
+        while !isDone() {
+            guard clock.now < deadline else { return false }
+            let seen = changes.value
+            _ = await changes.wait(
+                until: { $0 != seen },
+                timeout: min(interval, clock.now.duration(to: deadline)),
+                ignoringCancellation: true
+            )
+            if events == nil { interval = min(interval * 2, .milliseconds(16)) }
+        }
+        return true
+    }
+}
