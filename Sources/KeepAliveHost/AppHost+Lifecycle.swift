@@ -53,15 +53,15 @@ extension AppHost {
     func perform(_ action: HostedAppMachine.Action, for app: HostedApp) {
         switch action {
         case .askBeforeFreezing(let generation):
-            Task {
-                let answered = await ask(app, HostNotice(.willSuspend, deadline: settings.noticeTimeout.secondsValue))
-                handle(.noticeSettled(generation: generation, answered: answered), for: app)
+            spawn {
+                let answered = await self.ask(app, HostNotice(.willSuspend, deadline: self.settings.noticeTimeout.secondsValue))
+                self.handle(.noticeSettled(generation: generation, answered: answered), for: app)
             }
-        case .freeze(let generation, let answered): Task { await freeze(app, generation: generation, answered: answered) }
-        case .thaw(let generation): Task { await thaw(app, generation: generation) }
+        case .freeze(let generation, let answered): spawn { await self.freeze(app, generation: generation, answered: answered) }
+        case .thaw(let generation): spawn { await self.thaw(app, generation: generation) }
         case .thawUnreported: app.group.thawNow()
         case .watchWhileFrozen(let generation): watchWhileFrozen(app, generation: generation)
-        case .enforceFreeze: Task { await enforceFreeze(app) }
+        case .enforceFreeze: spawn { await self.enforceFreeze(app) }
         case .stopWatching:
             app.groupEvents?.stop()
             app.groupEvents = nil
@@ -76,7 +76,7 @@ extension AppHost {
         case .stopToLaunchAgain: stopToLaunchAgain(app)
         case .terminate:
             let pid = app.pid
-            Task { await stop(app, pid: pid) }
+            spawn { await self.stop(app, pid: pid) }
         case .kill:
             app.forgetWakeSockets()
             stopEverything(of: app, with: SIGKILL)
@@ -100,12 +100,12 @@ extension AppHost {
         let id = app.id
         if !app.wakeSockets.isEmpty {
             app.socketWake = SocketWake(descriptors: app.wakeSockets) { [weak self] in
-                Task { await self?.dataArrived(for: id, generation: generation) }
+                self?.tasks.add { [weak self] in await self?.dataArrived(for: id, generation: generation) }
             }
         }
         if let folder = app.group.freezing.eventsFolder {
             app.groupEvents = CgroupEvents(folder: folder) { [weak self] in
-                Task { await self?.groupChanged(id, generation: generation) }
+                self?.tasks.add { [weak self] in await self?.groupChanged(id, generation: generation) }
             }
         }
     }
@@ -116,8 +116,9 @@ extension AppHost {
         app.reason = "adopted and not connected to this host: launched again for its location event"
         app.group.thawNow()
         stopEverything(of: app, with: SIGTERM)
-        Task { [clock, grace = configuration.terminationGrace] in
-            try? await clock.sleep(for: grace)
+        spawn { [grace = configuration.terminationGrace] in
+            // Cancelled: the host is stopping its apps itself.
+            guard (try? await self.clock.sleep(for: grace)) != nil else { return }
             if self.apps[app.id] === app, app.pid != nil { self.stopEverything(of: app, with: SIGKILL) }
         }
         poke()
@@ -214,7 +215,8 @@ extension AppHost {
         app.group.thawNow()
         app.connection?.send(HostNotice(.terminate))
         stopEverything(of: app, with: SIGTERM)
-        try? await clock.sleep(for: configuration.terminationGrace)
+        // Cancelled: the host is stopping its apps itself.
+        guard (try? await clock.sleep(for: configuration.terminationGrace)) != nil else { return }
         if app.pid == pid, pid != nil { stopEverything(of: app, with: SIGKILL) }
     }
 

@@ -198,11 +198,11 @@ extension AppHost {
     func relaunch(_ app: HostedApp, reason: String) {
         guard let spec = app.launchSpec else { return }
         let id = app.id
-        Task {
+        spawn {
             do {
                 _ = try await self.start(id, spec, reason: reason, inBackground: true)
             } catch {
-                if apps[id] === app { handle(.launchFailed(waiting: app.machine.pending), for: app) }
+                if self.apps[id] === app { self.handle(.launchFailed(waiting: app.machine.pending), for: app) }
                 self.emit(.error("cannot launch \(id) for its \(reason): \(error.message)"))
             }
         }

@@ -89,7 +89,7 @@ extension AppHost {
         reply.profile = app.model.profile
         reply.modes = app.model.backgroundModes.names
         reply.state = app.machine.entersBackgroundOnHello ? AppState.background.rawValue : app.status.state
-        Task { self.handle(.saidHello, for: app) }  // after this reply: its background, the events it was launched for
+        spawn { self.handle(.saidHello, for: app) }  // after this reply: its background, the events it was launched for
         return reply
     }
 
@@ -219,8 +219,8 @@ extension AppHost {
         if inBackground {
             // Like a launch for background work: the app enters the background once it has said
             // hello and handled it (an app that never says hello, after the notice timeout).
-            Task { [clock, timeout = settings.noticeTimeout * 4] in
-                try? await clock.sleep(for: timeout)
+            spawn { [timeout = settings.noticeTimeout * 4] in
+                guard (try? await self.clock.sleep(for: timeout)) != nil else { return }  // the host is stopping
                 self.enterBackgroundIfNoHello(id)
             }
         }
@@ -263,7 +263,7 @@ extension AppHost {
             let pid = try app.group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
             app.pid = pid
             app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [weak self] in
-                Task { await self?.poke() }
+                self?.tasks.add { [weak self] in await self?.poke() }
             }
             try await waitUntilInGroup(app, pid: pid)
             try app.group.delegate(to: spec.user)
@@ -334,17 +334,19 @@ extension AppHost {
     /// group: where it goes after that is its own doing, and checked at each freeze.
     private func waitUntilInGroup(_ app: HostedApp, pid: Int32) async throws(HostError) {
         guard app.group.path != nil else { return }  // signals: the session is made by the spawn itself
-        let deadline = clock.now + .seconds(10)
-        while !app.group.contains(pid), !AppLauncher.hasJoined(pid) {
-            if let status = ExitStatus.reap(pid) {
-                app.pid = nil
-                throw HostError(.launchFailed, "app \(app.id) ended before it joined its group (\(status))")
-            }
-            guard clock.now < deadline else {
-                kill(pid, SIGKILL)
-                throw HostError(.launchFailed, "app \(app.id) did not join its group \(app.group.path ?? "") within 10 s")
-            }
-            try? await clock.sleep(for: .milliseconds(1))
+        var ended: ExitStatus?
+        let joined = await KernelWait.until(.now + .seconds(10), events: app.group.freezing.eventsFolder) {
+            if app.group.contains(pid) || AppLauncher.hasJoined(pid) { return true }
+            ended = ExitStatus.reap(pid)
+            return ended != nil
+        }
+        if let ended {
+            app.pid = nil
+            throw HostError(.launchFailed, "app \(app.id) ended before it joined its group (\(ended))")
+        }
+        guard joined else {
+            kill(pid, SIGKILL)
+            throw HostError(.launchFailed, "app \(app.id) did not join its group \(app.group.path ?? "") within 10 s")
         }
     }
 
@@ -381,13 +383,13 @@ extension AppHost {
         }
         app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
         if withEventBudget { app.model.wakeForLocationEvent() }
-        Task {
-            if await !waitForAnswer(app, kind: "background") {
-                emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
+        spawn {
+            if await !self.waitForAnswer(app, kind: "background") {
+                self.emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
             }
-            app.model.advance(to: elapsed)
+            app.model.advance(to: self.elapsed)
             app.model.backgroundHandlerFinished()
-            poke()
+            self.poke()
         }
     }
 

@@ -165,6 +165,11 @@ public actor AppHost {
     /// Where the kernel's word of an app's exit arrives.
     let exits = DispatchQueue(label: "keepalive.host.exits")
     private var watchdogPipe: Int32?
+    /// The host's own tasks, children of ``run()``'s task group.
+    nonisolated let tasks = OwnedTasks()
+    /// Effects on apps waiting for their child task to start, by number (``spawn(_:)``).
+    private var effects: [Int: () async -> Void] = [:]
+    private var effectCount = 0
     private var sleeper: CheckedContinuation<Void, Never>?
     private var poked = false
     private var sleepNumber = 0
@@ -225,6 +230,38 @@ public actor AppHost {
     /// Serves apps until the task is cancelled, then stops them (thawed first: SIGTERM, then
     /// SIGKILL after the termination grace), removes their groups and the socket.
     public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                await self.serve()
+                self.tasks.finish()  // what was started goes on: the group waits for it
+            }
+            while let jobs = await tasks.next() {
+                for job in jobs { group.addTask { await job() } }
+            }
+            group.cancelAll()  // the apps are stopped: an effect waiting on a timer ends now
+        }
+        freezer.removeRoot()
+        unlink(configuration.stoppedPath)
+        if let watchdogPipe { close(watchdogPipe) }  // the watchdog finds nothing frozen, and ends
+        emit(.stopped)
+    }
+
+    /// Does `work` on the host as a child task of ``run()``'s group: an effect that takes time
+    /// (a notice awaited, a freeze, a grace) is owned by the host's run, which waits for it.
+    func spawn(_ work: @escaping () async -> Void) {
+        effectCount += 1
+        let number = effectCount
+        effects[number] = work
+        tasks.add { [weak self] in await self?.runEffect(number) }
+    }
+
+    private func runEffect(_ number: Int) async {
+        guard let work = effects.removeValue(forKey: number) else { return }
+        await work()
+    }
+
+    /// Serves apps until the task is cancelled or ``shutDown()``, then stops them.
+    private func serve() async {
         let notes = [freezer.reason, freezer.processLimitNote, AppConfinement.description].compactMap { $0 }
         emit(.started(freezer: freezer.kind, reason: notes.joined(separator: "; "), socket: configuration.socketPath))
         for app in apps.values where app.isAdopted { observe(app) }
@@ -240,7 +277,7 @@ public actor AppHost {
         }
         let (arrivals, feed) = AsyncStream.makeStream(of: HostLocationWatch.Arrival.self)
         self.arrivals = feed
-        let evaluation = Task { for await arrival in arrivals { self.fixArrived(arrival) } }
+        tasks.add { for await arrival in arrivals { await self.fixArrived(arrival) } }
         updateWatch()
         while !Task.isCancelled, !isStopping {
             let elapsed = self.elapsed
@@ -257,12 +294,7 @@ public actor AppHost {
         watch?.stop()
         watch = nil
         feed.finish()
-        evaluation.cancel()
         await stopAll()
-        freezer.removeRoot()
-        unlink(configuration.stoppedPath)
-        if let watchdogPipe { close(watchdogPipe) }  // the watchdog finds nothing frozen, and ends
-        emit(.stopped)
     }
 
     /// Ends ``run()``: its apps are stopped and their groups removed.
@@ -311,7 +343,7 @@ public actor AppHost {
         await withTaskCancellationHandler {
             await withCheckedContinuation { sleeper = $0 }
         } onCancel: {
-            Task { await self.poke() }
+            self.tasks.add { await self.poke() }
         }
         timer.cancel()
     }
@@ -401,7 +433,7 @@ public actor AppHost {
         saveRecord(of: app)  // its scheduled work as it is now
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.
-        Task.detached { [group = app.group, id = app.id] in
+        tasks.add { [group = app.group, id = app.id] in
             await group.waitUntilEmpty(within: .seconds(2))
             try? group.remove()
             await self.groupRemoved(id)

@@ -6,13 +6,14 @@ import KeepAliveCore
 /// 16 ms. Never a spin, and never cut short by cancellation: a stopping host freezes, thaws and
 /// waits for its apps from the task whose cancellation stopped it.
 enum KernelWait {
-    /// Waits until `isDone` holds or `deadline` passes.
+    /// Waits until `isDone` holds or `deadline` passes, looking on the caller's actor.
     ///
     /// - Parameter events: the cgroup v2 folder whose `cgroup.events` tells of changes, if any.
     /// - Returns: whether `isDone` held in time.
     static func until(
         _ deadline: ContinuousClock.Instant,
         events folder: String? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ isDone: () -> Bool
     ) async -> Bool {
         let clock = ContinuousClock()
