@@ -38,8 +38,8 @@ struct MonitoringOptions: ParsableArguments {
     /// Checks that the options go with `strategy`, and that `--conditions` and `--waypoints` name
     /// files; `requirement` says what the monitoring strategy needs (`nil`: it may start without
     /// conditions).
-    func validate(for strategy: String, needs requirement: String? = "--conditions FILE or --waypoints FILE") throws {
-        if strategy == KeepAliveStrategyKind.monitoring.rawValue {
+    func validate(for strategy: KeepAliveStrategyKind, needs requirement: String? = "--conditions FILE or --waypoints FILE") throws {
+        if strategy == .monitoring {
             if let requirement, !isGiven { throw ValidationError("--strategy monitoring needs \(requirement)") }
             if conditions?.isEmpty == true { throw ValidationError("--conditions needs a file") }
             if waypoints?.isEmpty == true { throw ValidationError("--waypoints needs a file") }

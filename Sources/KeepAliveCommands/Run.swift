@@ -32,20 +32,20 @@ extension KeepAlive {
 
         @Option(
             help:
-                "hybrid (default), none, background-task, renewal, audio-loop, continuous-location, scheduled-refresh, monitoring (with --conditions)."
+                "How the service keeps itself alive (monitoring goes with --conditions or --waypoints)."
         )
-        var strategy: String = "hybrid"
+        var strategy: Parsed<KeepAliveStrategyKind> = "hybrid"
 
         @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
 
         @Option(
             name: .customLong("mode"),
             help: ArgumentHelp(
-                "Monitoring: what is journaled, OwnTracks' modes: quiet (-1), manual (0), significant (1) or move (2); every fix of the watch without it.",
+                "Monitoring: what is journaled, OwnTracks' modes (or their numbers -1, 0, 1, 2); every fix of the watch without it.",
                 valueName: "mode"
             )
         )
-        var mode: String?
+        var mode: Parsed<ReportingMode>?
 
         @Option(
             name: .customLong("move-displacement"),
@@ -57,7 +57,7 @@ extension KeepAlive {
             name: .customLong("move-interval"),
             help: ArgumentHelp("Move mode: or once this long passed (OwnTracks' locatorInterval).", valueName: "duration")
         )
-        var moveInterval: String = "300s"
+        var moveInterval: Parsed<Duration> = "300s"
 
         @Option(
             name: .customLong("monitor-state"),
@@ -69,16 +69,16 @@ extension KeepAlive {
         var monitorState: String?
 
         @Option(help: ArgumentHelp("Hybrid: time between polls or pulses.", valueName: "duration"))
-        var interval: String = "10s"
+        var interval: Parsed<Duration> = "10s"
 
         @Option(help: ArgumentHelp("Hybrid: length of a silent pulse.", valueName: "duration"))
-        var pulse: String = "200ms"
+        var pulse: Parsed<Duration> = "200ms"
 
         @Option(
             name: .customLong("callback-interval"),
             help: ArgumentHelp("Hybrid: client call-back interval.", valueName: "duration")
         )
-        var callbackInterval: String = "30s"
+        var callbackInterval: Parsed<Duration> = "30s"
 
         @Option(name: .customLong("audio-device"), help: "ALSA device: default, null (no sound card), hw:0...")
         var audioDevice: String = "default"
@@ -97,7 +97,7 @@ extension KeepAlive {
         var audioKeepOpen = false
 
         @Option(help: ArgumentHelp("Declared background modes.", valueName: "list"))
-        var modes: String = "audio,location"
+        var modes: Parsed<BackgroundModes> = "audio,location"
 
         @Flag(inversion: .prefixedNo, help: "Start in the background.")
         var background = false
@@ -117,7 +117,7 @@ extension KeepAlive {
                 valueName: "[host:]port"
             )
         )
-        var metrics: String?
+        var metrics: MetricsAddress?
 
         @Option(
             name: .customLong("host-socket"),
@@ -125,18 +125,17 @@ extension KeepAlive {
         )
         var hostSocket: String?
 
+        /// What ties the options together: each was read, typed, by ArgumentParser.
         func validate() throws {
             if audioDevice.isEmpty {
                 throw ValidationError("--audio-device needs a device name, such as default or null")
             }
             if audioWAV?.isEmpty == true { throw ValidationError("--audio-wav needs a path") }
-            _ = try makeConfiguration()
-            try monitoring.validate(for: strategy, needs: mode == nil ? "--conditions FILE or --waypoints FILE" : nil)
-            if mode != nil, strategy != KeepAliveStrategyKind.monitoring.rawValue {
-                throw ValidationError("--mode goes with --strategy monitoring")
-            }
+            _ = try hybridOptions()
+            try monitoring.validate(for: strategy.value, needs: mode == nil ? "--conditions FILE or --waypoints FILE" : nil)
+            if mode != nil, strategy.value != .monitoring { throw ValidationError("--mode goes with --strategy monitoring") }
             _ = try reportingMode()
-            if monitorState != nil, strategy != KeepAliveStrategyKind.monitoring.rawValue {
+            if monitorState != nil, strategy.value != .monitoring {
                 throw ValidationError("--monitor-state goes with --strategy monitoring")
             }
             if monitorState?.isEmpty == true { throw ValidationError("--monitor-state needs a file") }
@@ -145,24 +144,22 @@ extension KeepAlive {
             }
             if hostSocket != nil, !hosted { throw ValidationError("--host-socket goes with --host") }
             if hostSocket?.isEmpty == true { throw ValidationError("--host-socket needs a path") }
-            _ = try metricsAddress()
+        }
+
+        /// The hybrid driver's options (its interval, pulse and call-back interval agree).
+        private func hybridOptions() throws -> HybridKeepAliveMachine.Options {
+            try DriverParsing.hybrid(interval: interval.value, pulse: pulse.value, callbackInterval: callbackInterval.value)
         }
 
         /// `--mode`, with move mode's settings.
-        func reportingMode() throws -> ReportingMode? {
-            guard let mode else { return nil }
-            guard var parsed = ReportingMode(parsing: mode) else {
-                throw ValidationError("--mode takes quiet, manual, significant or move (or OwnTracks' -1, 0, 1, 2), not '\(mode)'")
-            }
-            guard let interval = Duration(parsing: moveInterval) else {
-                throw ValidationError("--move-interval takes a duration such as 300s or 5m, not '\(moveInterval)'")
-            }
+        private func reportingMode() throws -> ReportingMode? {
+            guard var parsed = mode?.value else { return nil }
             parsed.displacement = moveDisplacement
-            parsed.interval = interval
+            parsed.interval = moveInterval.value
             do {
                 try parsed.validate()
             } catch {
-                throw ValidationError("--mode \(mode): \(error)")
+                throw ValidationError("--mode \(mode?.text ?? ""): \(error)")
             }
             if parsed.kind == .move, hosted {
                 throw ValidationError("--mode move keeps the app watching, and under --host the host watches for it: use significant or manual")
@@ -170,38 +167,17 @@ extension KeepAlive {
             return parsed
         }
 
-        /// `--metrics`: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; loopback when no host is given.
-        func metricsAddress() throws -> (host: String, port: Int)? {
-            guard let metrics else { return nil }
-            var host = "127.0.0.1"
-            var port = Substring(metrics)
-            if let colon = metrics.lastIndex(of: ":") {
-                host = String(metrics[..<colon])
-                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-                port = metrics[metrics.index(after: colon)...]
-            }
-            guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else {
-                throw ValidationError("--metrics must be PORT or HOST:PORT (such as 9464 or 127.0.0.1:9464), not '\(metrics)'")
-            }
-            return (host, number)
-        }
-
-        func makeConfiguration() throws -> KeepAliveService.Configuration {
+        /// The service's configuration, made once from the options.
+        private func makeConfiguration() throws -> KeepAliveService.Configuration {
             var configuration = KeepAliveService.Configuration()
-            configuration.profile = try rules.profile(default: "unlimited")
-            configuration.strategy = try DriverParsing.strategy(strategy)
-            configuration.hybrid = try DriverParsing.hybrid(
-                interval: interval,
-                pulse: pulse,
-                callbackInterval: callbackInterval
-            )
-            guard let parsedModes = BackgroundModes(parsing: modes) else {
-                throw ValidationError("--modes takes audio, location, fetch, processing or none, comma-separated")
-            }
-            configuration.backgroundModes = parsedModes
+            configuration.profile = rules.profile(default: .unlimited)
+            configuration.strategy = strategy.value
+            configuration.hybrid = try hybridOptions()
+            configuration.backgroundModes = modes.value
             configuration.audio = audioWAV.map { .wav(URL(fileURLWithPath: $0)) } ?? .alsa(device: audioDevice)
             configuration.startsInBackground = background
             configuration.keepsAudioDeviceOpen = audioKeepOpen
+            configuration.reportingMode = try reportingMode()
             return configuration
         }
 
@@ -222,7 +198,6 @@ extension KeepAlive {
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
             let manager = try source.makeManager(authorization: authorization)
-            configuration.reportingMode = try reportingMode()
             if monitoring.isGiven || configuration.reportingMode != nil {
                 configuration.monitoring = try readMonitoring(output: output)
             }
@@ -275,10 +250,10 @@ extension KeepAlive {
 
         /// `--metrics`: the endpoint, listening, and said where.
         private func startMetrics(into configuration: inout KeepAliveService.Configuration, output: Output) throws -> MetricsEndpoint? {
-            guard let (host, port) = try metricsAddress() else { return nil }
+            guard let metrics else { return nil }
             let endpoint: MetricsEndpoint
             do {
-                endpoint = try MetricsEndpoint(host: host, port: port)
+                endpoint = try MetricsEndpoint(host: metrics.host, port: metrics.port)
             } catch {
                 output.write(error: error)
                 throw ExitCode(1)

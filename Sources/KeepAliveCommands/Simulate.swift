@@ -19,12 +19,12 @@ extension KeepAlive {
 
         @Option(
             help:
-                "Host rules: ios13 (30 s of background time), ios12 (180 s), android (frozen 10 s after leaving the screen), ubuntu-touch (1.5 s), or unlimited (never suspends)."
+                "Host rules: ios13 gives 30 s of background time, ios12 180 s; android freezes 10 s after leaving the screen, ubuntu-touch after 1.5 s; unlimited never suspends."
         )
-        var profile: String = "ios13"
+        var profile: Parsed<ExecutionProfile> = "ios13"
 
         @Option(help: ArgumentHelp("Override the profile's background time (custom profile).", valueName: "duration"))
-        var budget: String?
+        var budget: Parsed<Duration>?
 
         @Option(
             help: ArgumentHelp(
@@ -32,24 +32,24 @@ extension KeepAlive {
                 valueName: "duration"
             )
         )
-        var grace: String?
+        var grace: Parsed<Duration>?
 
         @Flag(help: "A custom profile where renewing a background task resets the budget.")
         var renewalResetsBudget = false
 
-        @Option(help: "Location authorization: always, when-in-use, denied, restricted, not-determined.")
-        var auth: String = "always"
+        @Option(help: "Location authorization.")
+        var auth: Parsed<LocationAuthorization> = "always"
 
         @Option(
             help:
-                "none, background-task, renewal, audio-loop, continuous-location, hybrid, scheduled-refresh, monitoring (with --conditions and --location-log)."
+                "How the app keeps itself alive (monitoring goes with --conditions and --location-log)."
         )
-        var strategy: String = "background-task"
+        var strategy: Parsed<KeepAliveStrategyKind> = "background-task"
 
         @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
 
         @Option(help: ArgumentHelp("How long to simulate.", valueName: "duration"))
-        var duration: String = "24h"
+        var duration: Parsed<Duration> = "24h"
 
         @Option(help: ArgumentHelp("Lifecycle, authorization and gps events at times.", valueName: "file"))
         var script: String?
@@ -60,7 +60,7 @@ extension KeepAlive {
                 valueName: "list"
             )
         )
-        var modes: String = "audio,location"
+        var modes: Parsed<BackgroundModes> = "audio,location"
 
         @Option(
             name: .customLong("location-log"),
@@ -69,16 +69,16 @@ extension KeepAlive {
         var locationLog: String?
 
         @Option(help: ArgumentHelp("Hybrid: time between polls or pulses.", valueName: "duration"))
-        var interval: String = "10s"
+        var interval: Parsed<Duration> = "10s"
 
         @Option(help: ArgumentHelp("Hybrid: length of a silent pulse.", valueName: "duration"))
-        var pulse: String = "200ms"
+        var pulse: Parsed<Duration> = "200ms"
 
         @Option(
             name: .customLong("fix-latency"),
             help: ArgumentHelp("How long a location request takes to answer.", valueName: "duration")
         )
-        var fixLatency: String = "1s"
+        var fixLatency: Parsed<Duration> = "1s"
 
         @Flag(help: "One JSON object.")
         var json = false
@@ -97,8 +97,17 @@ extension KeepAlive {
         @Option(help: ArgumentHelp("Run the simulation N times and print wall-time figures instead.", valueName: "n"))
         var benchmark: Int?
 
+        /// What ties the options together: each was read, typed, by ArgumentParser.
         func validate() throws {
-            _ = try makeSimulator(readingLocationLog: false)
+            try DriverParsing.check(budget: budget, grace: grace)
+            if duration.value <= .zero {
+                throw ValidationError("--duration must be a positive duration such as 24h or 90m, not '\(duration.text)'")
+            }
+            if fixLatency.value < .zero {
+                throw ValidationError("--fix-latency must be a duration such as 1s or 10ms, not '\(fixLatency.text)'")
+            }
+            _ = try DriverParsing.hybrid(interval: interval.value, pulse: pulse.value)
+            try checkTrack()
             if let benchmark, benchmark < 1 { throw ValidationError("--benchmark must be 1 or more runs") }
             if plot?.isEmpty == true { throw ValidationError("--plot needs a file name, such as day.svg") }
             if plot != nil, benchmark != nil { throw ValidationError("--plot draws one simulation: drop --benchmark") }
@@ -144,7 +153,7 @@ extension KeepAlive {
             let median = times[times.count / 2]
             let simulated = simulator.duration.seconds
             let name =
-                "\(simulator.strategy.rawValue) \(simulator.profile.name) \(simulator.authorization.rawValue) \(duration)"
+                "\(simulator.strategy.rawValue) \(simulator.profile.name) \(simulator.authorization.rawValue) \(duration.text)"
             let milliseconds = (median.seconds * 1000).fixed(3)
             let range =
                 "min \((times[0].seconds * 1000).fixed(3)), max \((times[times.count - 1].seconds * 1000).fixed(3))"
@@ -155,54 +164,26 @@ extension KeepAlive {
             )
         }
 
-        /// - Parameter readingLocationLog: decode `--location-log` (validation only checks the
-        ///   options: the log is read once, by the run, and may be a FIFO that reads only once).
-        func makeSimulator(readingLocationLog: Bool = true) throws -> Simulator {
-            var profile = try DriverParsing.profile(
-                named: self.profile,
-                option: "--profile",
-                budget: budget,
-                grace: grace
-            )
+        /// The simulator the options describe, made once, with its script and track read.
+        func makeSimulator() throws -> Simulator {
+            var profile = DriverParsing.profile(profile.value, budget: budget?.value, grace: grace?.value)
             if renewalResetsBudget {
                 profile.name = "custom"
                 profile.renewal = .resetsBudget
             }
-            guard let authorization = LocationAuthorization(rawValue: auth) else {
-                throw ValidationError(
-                    "--auth must be one of \(LocationAuthorization.allCases.map(\.rawValue).joined(separator: ", ")), not '\(auth)'"
-                )
-            }
-            let strategy = try DriverParsing.strategy(strategy)
-            guard let duration = Duration(parsing: duration), duration > .zero else {
-                throw ValidationError(
-                    "--duration must be a positive duration such as 24h or 90m, not '\(self.duration)'"
-                )
-            }
-            guard let modes = BackgroundModes(parsing: modes) else {
-                throw ValidationError(
-                    "--modes takes audio, location, fetch, processing or none, comma-separated, not '\(self.modes)'"
-                )
-            }
-            let scriptValue = try readScript()
-            let (fixes, monitored) = try readTrack(reading: readingLocationLog, strategy: strategy)
-            let hybrid = try DriverParsing.hybrid(interval: interval, pulse: pulse)
-            guard let latency = Duration(parsing: fixLatency), latency >= .zero else {
-                throw ValidationError("--fix-latency must be a duration such as 1s or 10ms, not '\(fixLatency)'")
-            }
             var simulator = Simulator(
                 profile: profile,
-                authorization: authorization,
-                strategy: strategy,
-                duration: duration,
-                script: scriptValue,
-                backgroundModes: modes,
-                locationLatency: latency,
-                fixes: fixes,
+                authorization: auth.value,
+                strategy: strategy.value,
+                duration: duration.value,
+                script: try readScript(),
+                backgroundModes: modes.value,
+                locationLatency: fixLatency.value,
+                fixes: try readFixes(),
                 recordsTrace: trace,
-                hybridOptions: hybrid
+                hybridOptions: try DriverParsing.hybrid(interval: interval.value, pulse: pulse.value)
             )
-            simulator.conditions = monitored
+            simulator.conditions = try readConditions()
             simulator.conditionsAssume = monitoring.assuming
             return simulator
         }
@@ -219,25 +200,30 @@ extension KeepAlive {
             }
         }
 
-        /// `--location-log`'s fixes and `--conditions` (read only when `reading`).
-        private func readTrack(
-            reading: Bool,
-            strategy: KeepAliveStrategyKind
-        ) throws -> (fixes: [Location], conditions: [String: MonitorCondition]) {
-            var fixes: [Location] = []
-            if let locationLog, reading {
-                do { fixes = try NMEALog.fixes(in: URL(fileURLWithPath: locationLog)) } catch {
-                    throw ValidationError("--location-log: \(error)")
-                }
-                if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
-            }
-            try monitoring.validate(for: self.strategy, needs: "--conditions FILE and --location-log FILE (the track)")
-            if strategy == .monitoring, locationLog == nil {
+        /// `--location-log` and `--conditions` go with the strategy (the files are read by the run:
+        /// the log may be a FIFO that reads only once).
+        private func checkTrack() throws {
+            try monitoring.validate(for: strategy.value, needs: "--conditions FILE and --location-log FILE (the track)")
+            if strategy.value == .monitoring, locationLog == nil {
                 throw ValidationError("--strategy monitoring needs --conditions FILE and --location-log FILE (the track)")
             }
-            guard reading else { return (fixes, [:]) }
+        }
+
+        /// `--location-log`'s fixes, to hand out to location requests.
+        private func readFixes() throws -> [Location] {
+            guard let locationLog else { return [] }
+            let fixes: [Location]
+            do { fixes = try NMEALog.fixes(in: URL(fileURLWithPath: locationLog)) } catch {
+                throw ValidationError("--location-log: \(error)")
+            }
+            if fixes.isEmpty { throw ValidationError("--location-log \(locationLog) has no fix to hand out") }
+            return fixes
+        }
+
+        /// `--conditions`, to watch with the monitoring strategy.
+        private func readConditions() throws -> [String: MonitorCondition] {
             do {
-                return (fixes, try monitoring.read())
+                return try monitoring.read()
             } catch let error as ValidationError {
                 throw error
             } catch {

@@ -9,15 +9,4 @@ public enum FreezerKind: String, Sendable, Hashable, CaseIterable, CustomStringC
 
     /// The kind's name, as `--freezer` takes it.
     public var description: String { rawValue }
-
-    /// The kind `--freezer` names: `nil` for `auto` (the first that works here).
-    ///
-    /// - Throws: ``HostError/Code/freezerUnavailable`` naming the choices, for any other word.
-    public static func requested(_ word: String) throws(HostError) -> FreezerKind? {
-        if word == "auto" { return nil }
-        guard let kind = FreezerKind(rawValue: word) else {
-            throw HostError(.freezerUnavailable, "--freezer must be auto, cgroup2, cgroup1 or signal, not '\(word)'")
-        }
-        return kind
-    }
 }

@@ -49,7 +49,7 @@ struct ConfigurationFileTests {
         ("[run]\njust words\n", 2, "a setting is 'key = value', not 'just words'"),
         ("[run]\nconfig = /etc/other.conf\n", 2, "unknown setting 'config'"),
         ("[run]\nreplay =\n", 2, "'replay' needs a value"),
-        ("[host]\nfreezer = cgroup3\n[run]\n", 2, "freezer: --freezer must be auto, cgroup2, cgroup1 or signal, not 'cgroup3'"),
+        ("[host]\nfreezer = cgroup3\n[run]\n", 2, "freezer: The value 'cgroup3' is invalid for '--freezer <freezer>'"),
     ])
     func aBadFileIsRefusedNamingItsLineAndWhy(text: String, line: Int, reason: String) async throws {
         let path = try file(text)

@@ -68,6 +68,6 @@ struct MetricsEndpointTests {
         #expect(result.error.contains("cannot serve metrics on 127.0.0.1:\(busy.port): address already in use"))
         let bad = try await runCommand(keepalive, ["run", "--metrics", "loopback"])
         #expect(bad.exitCode == 64)
-        #expect(bad.error.contains("--metrics must be PORT or HOST:PORT"))
+        #expect(bad.error.contains("The value 'loopback' is invalid for '--metrics <[host:]port>'"))
     }
 }

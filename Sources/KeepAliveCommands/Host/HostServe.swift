@@ -24,8 +24,8 @@ extension KeepAlive.HostCommand {
 
         @OptionGroup var socket: SocketOption
 
-        @Option(help: "cgroup2, cgroup1, signal, or auto (the first that works here).")
-        var freezer: String = "auto"
+        @Option(help: "How apps are frozen: auto is the first that works here.")
+        var freezer: FreezerArgument = .auto
 
         /// Without --policy: ios13.
         @OptionGroup var rules: PolicyOptions
@@ -34,7 +34,7 @@ extension KeepAlive.HostCommand {
             name: .customLong("notice-timeout"),
             help: ArgumentHelp("How long an app has to answer the will-suspend notice.", valueName: "duration")
         )
-        var noticeTimeout: String = "500ms"
+        var noticeTimeout: Parsed<Duration> = "500ms"
 
         @Option(help: ArgumentHelp("The folder of the host's cgroups (one per host).", valueName: "name"))
         var name: String = "keepalive.host"
@@ -74,7 +74,7 @@ extension KeepAlive.HostCommand {
             name: .customLong("event-budget"),
             help: ArgumentHelp("How long an app woken or launched for a location event runs before the policy applies again.", valueName: "duration")
         )
-        var eventBudget: String = "10s"
+        var eventBudget: Parsed<Duration> = "10s"
 
         @Option(
             name: .customLong("gpsd"),
@@ -124,7 +124,7 @@ extension KeepAlive.HostCommand {
             name: .customLong("data-wakes"),
             help: ArgumentHelp("Wakes of a frozen app by data on its sockets: at once/one more each.", valueName: "count/duration")
         )
-        var dataWakes = "2/20m"
+        var dataWakes: Parsed<WakeBudget> = "2/20m"
 
         @Option(
             name: .customLong("event-wakes"),
@@ -133,7 +133,7 @@ extension KeepAlive.HostCommand {
                 valueName: "count/duration"
             )
         )
-        var eventWakes = "10/6m"
+        var eventWakes: Parsed<WakeBudget> = "10/6m"
 
         @Flag(
             inversion: .prefixedNo,
@@ -147,8 +147,36 @@ extension KeepAlive.HostCommand {
         @Flag(inversion: .prefixedNo, help: "One JSON object per line.")
         var json = false
 
+        /// What the options' types cannot say: each was read, typed, by ArgumentParser.
         func validate() throws {
-            _ = try makeConfiguration()
+            if eventBudget.value <= .zero {
+                throw ValidationError("--event-budget must be a positive duration such as 10s, not '\(eventBudget.text)'")
+            }
+            if noticeTimeout.value < .zero {
+                throw ValidationError("--notice-timeout must be a duration such as 500ms, not '\(noticeTimeout.text)'")
+            }
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+                throw ValidationError("--name must be a folder name, not '\(name)'")
+            }
+            guard let bits = UInt32(mode, radix: 8), bits <= 0o777 else {
+                throw ValidationError("--mode must be octal permission bits such as 600, not '\(mode)'")
+            }
+            if monitors?.isEmpty == true { throw ValidationError("--monitors needs a folder") }
+            for (flag, value, least) in [
+                ("--app-cgroups", appCgroups, 0), ("--app-cgroup-depth", appCgroupDepth, 0), ("--app-processes", appProcesses, 1),
+                ("--connections-per-app", connectionsPerApp, 1), ("--connections-per-user", connectionsPerUser, 1),
+            ] where value < least {
+                throw ValidationError("\(flag) must be a whole number of at least \(least), not \(value)")
+            }
+            _ = try gpsdEndpoint()
+        }
+
+        /// `--gpsd`'s host and port.
+        private func gpsdEndpoint() throws -> (host: String, port: Int) {
+            var source = SourceOptions()
+            source.gpsd = gpsd
+            let endpoint = try source.endpoint()
+            return (endpoint.host, endpoint.port)
         }
 
         /// Each client costs the host a descriptor: the soft limit goes up to the hard one (at
@@ -165,54 +193,28 @@ extension KeepAlive.HostCommand {
 
         func makeConfiguration() throws -> AppHost.Configuration {
             var configuration = AppHost.Configuration(socket: URL(fileURLWithPath: socket.socket))
-            configuration.freezer = try FreezerKind.requested(freezer)
-            configuration.profile = try rules.profile(default: "ios13")
-            guard let budget = Duration(parsing: eventBudget), budget > .zero else {
-                throw ValidationError("--event-budget must be a duration such as 10s, not '\(eventBudget)'")
-            }
-            configuration.profile.eventBudget = budget
-            guard let notice = Duration(parsing: noticeTimeout), notice >= .zero else {
-                throw ValidationError("--notice-timeout must be a duration such as 500ms, not '\(noticeTimeout)'")
-            }
-            configuration.noticeTimeout = notice
-            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
-                throw ValidationError("--name must be a folder name, not '\(name)'")
-            }
+            configuration.freezer = freezer.kind
+            configuration.profile = rules.profile(default: .ios13)
+            configuration.profile.eventBudget = eventBudget.value
+            configuration.noticeTimeout = noticeTimeout.value
             configuration.name = name
-            guard let bits = UInt32(mode, radix: 8), bits <= 0o777 else {
-                throw ValidationError("--mode must be octal permission bits such as 600, not '\(mode)'")
-            }
-            configuration.socketMode = bits
+            configuration.socketMode = UInt32(mode, radix: 8) ?? 0o600  // checked by validate()
             configuration.socketGroup = group
             configuration.defaultUser = appUser
             configuration.allowsRootApps = allowRootApps
             configuration.allowsSignalsForOtherUsers = signalOtherUsers
-            var source = SourceOptions()
-            source.gpsd = gpsd
-            let endpoint = try source.endpoint()
+            let endpoint = try gpsdEndpoint()
             configuration.locationSource = { GPSDSource(host: endpoint.host, port: endpoint.port) }
-            if let monitors {
-                guard !monitors.isEmpty else { throw ValidationError("--monitors needs a folder") }
-                configuration.monitorFolder = URL(fileURLWithPath: monitors)
-            }
-            for (flag, value, least) in [
-                ("--app-cgroups", appCgroups, 0), ("--app-cgroup-depth", appCgroupDepth, 0), ("--app-processes", appProcesses, 1),
-                ("--connections-per-app", connectionsPerApp, 1), ("--connections-per-user", connectionsPerUser, 1),
-            ] where value < least {
-                throw ValidationError("\(flag) must be a whole number of at least \(least), not \(value)")
-            }
-            for (flag, text) in [("--data-wakes", dataWakes), ("--event-wakes", eventWakes)] where WakeBudget(parsing: text) == nil {
-                throw ValidationError("\(flag) takes COUNT/DURATION, a burst and the time one more wake takes to come back, such as 2/20m: not '\(text)'")
-            }
-            configuration.dataWakes = WakeBudget(parsing: dataWakes)!
-            configuration.eventWakes = WakeBudget(parsing: eventWakes)!
+            if let monitors { configuration.monitorFolder = URL(fileURLWithPath: monitors) }
+            configuration.dataWakes = dataWakes.value
+            configuration.eventWakes = eventWakes.value
             configuration.groupLimits.groups = appCgroups
             configuration.groupLimits.depth = appCgroupDepth
             configuration.groupLimits.processes = appProcesses
             configuration.limits.connectionsPerApp = connectionsPerApp
             configuration.limits.connectionsPerUser = connectionsPerUser
             configuration.watchdog = [
-                Self.executable, "host", "watchdog", "--freezer", freezer, "--name", name,
+                Self.executable, "host", "watchdog", "--freezer", freezer.rawValue, "--name", name,
                 "--stopped-file", configuration.stoppedFile.path,
             ]
             return configuration
@@ -310,12 +312,12 @@ extension KeepAlive.HostCommand {
             shouldDisplay: false
         )
 
-        @Option var freezer: String
+        @Option var freezer: FreezerArgument
         @Option var name: String
         @Option(name: .customLong("stopped-file")) var stoppedFile: String
 
         func run() throws {
-            let done = try HostWatchdog.watch(freezer: FreezerKind.requested(freezer), name: name, stoppedFile: URL(fileURLWithPath: stoppedFile))
+            let done = try HostWatchdog.watch(freezer: freezer.kind, name: name, stoppedFile: URL(fileURLWithPath: stoppedFile))
             if !done.isEmpty {
                 Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n")
             }

@@ -105,10 +105,13 @@ struct ReportingModeTests {
 
     @Test func badModesAreRefusedBeforeTheServiceStarts() async throws {
         for (arguments, message) in [
-            (["--strategy", "monitoring", "--mode", "fast"], "--mode takes quiet, manual, significant or move"),
+            (
+                ["--strategy", "monitoring", "--mode", "fast"],
+                "The value 'fast' is invalid for '--mode <mode>'. Please provide one of 'quiet', 'manual', 'significant' or 'move'"
+            ),
             (["--strategy", "monitoring", "--mode", "move", "--move-displacement=-3"], "the displacement must be 0 to 100000 metres"),
             (["--strategy", "monitoring", "--mode", "move", "--move-interval", "0s"], "the interval must be 1 s to 86400 s"),
-            (["--strategy", "monitoring", "--mode", "move", "--move-interval", "soon"], "--move-interval takes a duration"),
+            (["--strategy", "monitoring", "--mode", "move", "--move-interval", "soon"], "The value 'soon' is invalid for '--move-interval <duration>'"),
             (["--mode", "quiet"], "--mode goes with --strategy monitoring"),
             (["--strategy", "monitoring", "--mode", "move", "--host"], "--mode move keeps the app watching"),
         ] {
