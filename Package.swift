@@ -247,7 +247,7 @@ let package = Package(
         // The host's and the service's decisions, in their machines (on a test clock).
         .testTarget(
             name: "KeepAliveHostTests",
-            dependencies: ["KeepAliveCore", "KeepAliveHost"]
+            dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring"]
         ),
         .testTarget(
             name: "KeepAliveServiceTests",

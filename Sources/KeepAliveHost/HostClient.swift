@@ -109,15 +109,16 @@ public final class HostClient: Sendable {
         connection.write(HostProtocol.encode(request))
     }
 
+    /// Sends a typed command without waiting (``post(_:)``).
+    package func post(_ command: HostCommand) { post(command.request) }
+
     /// Names this process's app to the host (its process must run in that app).
     ///
     /// - Returns: the rules the app runs under, its state, and the background modes it was launched with.
     public func hello(
         app: String
     ) async throws(HostError) -> (profile: ExecutionProfile, state: String, modes: BackgroundModes) {
-        var request = HostRequest(.hello, app: app)
-        request.app = app
-        let reply = try await send(request)
+        let reply = try await send(HostCommand.hello(app: app).request)
         guard let profile = reply.profile else { throw HostError(.badRequest, "the host did not send the app's rules") }
         let modes = BackgroundModes(parsing: (reply.modes ?? []).joined(separator: ",")) ?? []
         return (profile, reply.state ?? "active", modes)
@@ -133,10 +134,7 @@ public final class HostClient: Sendable {
         _ conditions: [String: MonitorCondition],
         assuming state: MonitorState = .unknown
     ) async throws(HostError) -> [String] {
-        var request = HostRequest(.monitor)
-        request.conditions = conditions
-        request.assuming = state
-        return try await send(request).identifiers ?? []
+        try await send(HostCommand.monitor(app: nil, conditions: conditions, assuming: state).request).identifiers ?? []
     }
 
     /// Stops watching the conditions `identifiers` for this app.
@@ -144,9 +142,7 @@ public final class HostClient: Sendable {
     /// - Returns: the identifiers of the app's conditions left.
     @discardableResult
     public func stopMonitoring(_ identifiers: [String]) async throws(HostError) -> [String] {
-        var request = HostRequest(.unmonitor)
-        request.identifiers = identifiers
-        return try await send(request).identifiers ?? []
+        try await send(HostCommand.unmonitor(app: nil, identifiers: identifiers).request).identifiers ?? []
     }
 
     /// Names this app's sockets whose first data wakes it while the host keeps it frozen (its
@@ -156,9 +152,7 @@ public final class HostClient: Sendable {
     /// - Throws: ``HostError`` when the host cannot watch them (more than
     ///   ``HostProtocol/maximumWakeSockets``, not sockets, or a kernel without pidfd_getfd).
     public func wakeOnData(from sockets: [Int32]) async throws(HostError) {
-        var request = HostRequest(.wakeOnData)
-        request.sockets = sockets
-        _ = try await send(request)
+        _ = try await send(HostCommand.wakeOnData(sockets: sockets).request)
     }
 
     /// Closes the connection.

@@ -1,9 +1,10 @@
-import KeepAliveCore
-import KeepAliveMonitoring
+package import KeepAliveCore
+package import KeepAliveMonitoring
 
 /// A request of the control protocol, typed: what each operation needs, read and checked once,
-/// as it arrives (the wire's ``HostRequest`` is one object whose every field is optional).
-enum HostCommand: Sendable {
+/// as it arrives (the wire's ``HostRequest`` is one object whose every field is optional), and
+/// made so by the clients (``request``), who never set the wire's fields one by one.
+package enum HostCommand: Sendable, Hashable {
     /// An app's process names its app.
     case hello(app: String?)
     /// An app's reports of itself (after `hello`).
@@ -21,7 +22,7 @@ enum HostCommand: Sendable {
     case status(app: String?)
 
     /// What an app says of itself.
-    enum AppReport: Sendable {
+    package enum AppReport: Sendable, Hashable {
         case beginTask(number: Int, name: String)
         case endTask(number: Int)
         case audio(active: Bool)
@@ -32,36 +33,53 @@ enum HostCommand: Sendable {
     }
 
     /// Scheduled work an app asks for (`schedule`).
-    struct ScheduleRequest: Sendable {
-        var name: String
-        var kind: BackgroundTaskRequest.Kind
+    package struct ScheduleRequest: Sendable, Hashable {
+        package var name: String
+        package var kind: BackgroundTaskRequest.Kind
         /// Seconds from now it may begin at the earliest (`nil`: now).
-        var earliest: Double?
-        var power: Bool
-        var network: Bool
+        package var earliest: Double?
+        package var power: Bool
+        package var network: Bool
+
+        package init(name: String, kind: BackgroundTaskRequest.Kind, earliest: Double?, power: Bool, network: Bool) {
+            (self.name, self.kind, self.earliest, self.power, self.network) = (name, kind, earliest, power, network)
+        }
     }
 
     /// An app to launch (`launch`).
-    struct LaunchRequest: Sendable {
-        var app: String
-        var modes: BackgroundModes
-        var command: [String]
-        var environment: [String: String]
-        var output: String?
-        var user: String?
+    package struct LaunchRequest: Sendable, Hashable {
+        package var app: String
+        package var modes: BackgroundModes
+        package var command: [String]
+        package var environment: [String: String]
+        package var output: String?
+        package var user: String?
         /// Launched in the background (`active: false`).
-        var inBackground: Bool
+        package var inBackground: Bool
+
+        package init(
+            app: String,
+            modes: BackgroundModes,
+            command: [String],
+            environment: [String: String] = [:],
+            output: String? = nil,
+            user: String? = nil,
+            inBackground: Bool = false
+        ) {
+            (self.app, self.modes, self.command, self.environment) = (app, modes, command, environment)
+            (self.output, self.user, self.inBackground) = (output, user, inBackground)
+        }
     }
 
     /// The compositor's moves and the user's quit.
-    enum Move: Sendable {
+    package enum Move: Sendable, Hashable {
         case foreground, background, terminate
     }
 
     /// Reads `request`, with every field its operation needs.
     ///
     /// - Throws: ``HostError/Code/badRequest`` naming what is missing or wrong.
-    init(_ request: HostRequest) throws(HostError) {
+    package init(_ request: HostRequest) throws(HostError) {
         switch request.op {
         case .hello: self = .hello(app: request.app)
         case .beginTask:
@@ -124,5 +142,77 @@ enum HostCommand: Sendable {
             app: id, modes: modes, command: command, environment: environment, output: request.output, user: request.user,
             inBackground: request.active == false
         )
+    }
+
+    /// The command on the wire: what a client sends, and what ``init(_:)`` reads back the same.
+    package var request: HostRequest {
+        switch self {
+        case .hello(let app): return HostRequest(.hello, app: app)
+        case .report(let report): return report.request
+        case .monitor(let app, let conditions, let assuming):
+            var request = HostRequest(.monitor, app: app)
+            request.conditions = conditions
+            request.assuming = assuming
+            return request
+        case .unmonitor(let app, let identifiers):
+            var request = HostRequest(.unmonitor, app: app)
+            request.identifiers = identifiers
+            return request
+        case .wakeOnData(let sockets):
+            var request = HostRequest(.wakeOnData)
+            request.sockets = sockets
+            return request
+        case .launch(let launch): return launch.request
+        case .move(let move, let app):
+            switch move {
+            case .foreground: return HostRequest(.foreground, app: app)
+            case .background: return HostRequest(.background, app: app)
+            case .terminate: return HostRequest(.terminate, app: app)
+            }
+        case .status(let app): return HostRequest(.status, app: app)
+        }
+    }
+}
+
+extension HostCommand.AppReport {
+    /// The report on the wire.
+    var request: HostRequest {
+        var request: HostRequest
+        switch self {
+        case .beginTask(let number, let name):
+            request = HostRequest(.beginTask)
+            (request.task, request.name) = (number, name)
+        case .endTask(let number):
+            request = HostRequest(.endTask)
+            request.task = number
+        case .audio(let active):
+            request = HostRequest(.audio)
+            request.active = active
+        case .location(let active):
+            request = HostRequest(.location)
+            request.active = active
+        case .schedule(let schedule):
+            request = HostRequest(.schedule)
+            (request.name, request.kind, request.earliest) = (schedule.name, schedule.kind.rawValue, schedule.earliest)
+            (request.power, request.network) = (schedule.power, schedule.network)
+        case .complete(let name, let success):
+            request = HostRequest(.complete)
+            (request.name, request.success) = (name, success)
+        case .ack(let notice):
+            request = HostRequest(.ack)
+            request.notice = notice
+        }
+        return request
+    }
+}
+
+extension HostCommand.LaunchRequest {
+    /// The launch on the wire.
+    var request: HostRequest {
+        var request = HostRequest(.launch, app: app)
+        (request.modes, request.command, request.output, request.user) = (modes.names, command, output, user)
+        request.environment = environment.isEmpty ? nil : environment
+        request.active = !inBackground
+        return request
     }
 }

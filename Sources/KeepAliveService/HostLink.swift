@@ -15,42 +15,31 @@ struct HostLink {
         let client = client
         model.schedulesRequestsElsewhere = true
         model.onActivity = { activity in
-            var request: HostRequest
+            let report: HostCommand.AppReport
             switch activity {
-            case .backgroundTaskBegan(let identifier, let name):
-                request = HostRequest(.beginTask)
-                request.task = identifier.rawValue
-                request.name = name
-            case .backgroundTaskEnded(let identifier):
-                request = HostRequest(.endTask)
-                request.task = identifier.rawValue
-            case .audioPlayback(let playing):
-                request = HostRequest(.audio)
-                request.active = playing
-            case .locationActivity(let active):
-                request = HostRequest(.location)
-                request.active = active
+            case .backgroundTaskBegan(let identifier, let name): report = .beginTask(number: identifier.rawValue, name: name)
+            case .backgroundTaskEnded(let identifier): report = .endTask(number: identifier.rawValue)
+            case .audioPlayback(let playing): report = .audio(active: playing)
+            case .locationActivity(let active): report = .location(active: active)
             case .scheduledRequestSubmitted(let submitted, let delay):
-                request = HostRequest(.schedule)
-                request.name = submitted.identifier
-                request.kind = submitted.kind.rawValue
-                request.earliest = delay?.secondsValue
-                request.power = submitted.requiresExternalPower
-                request.network = submitted.requiresNetworkConnectivity
-            case .scheduledTaskCompleted(let identifier, let success):
-                request = HostRequest(.complete)
-                request.name = identifier
-                request.success = success
+                report = .schedule(
+                    HostCommand.ScheduleRequest(
+                        name: submitted.identifier,
+                        kind: submitted.kind,
+                        earliest: delay?.secondsValue,
+                        power: submitted.requiresExternalPower,
+                        network: submitted.requiresNetworkConnectivity
+                    )
+                )
+            case .scheduledTaskCompleted(let identifier, let success): report = .complete(name: identifier, success: success)
             }
-            client.post(request)
+            client.post(.report(report))
         }
         // After the strategy's own observer (registered first): its task is reported before
         // the host hears that the app has handled entering the background.
         model.addObserver { event in
             guard event == .didEnterBackground else { return }
-            var answer = HostRequest(.ack)
-            answer.notice = "background"
-            client.post(answer)
+            client.post(.report(.ack(notice: "background")))
         }
     }
 
@@ -62,8 +51,6 @@ struct HostLink {
 
     /// Answers the host's notice of `kind` (`ack`).
     func answer(_ kind: HostNotice.Kind) {
-        var ack = HostRequest(.ack)
-        ack.notice = kind.rawValue
-        client.post(ack)
+        client.post(.report(.ack(notice: kind.rawValue)))
     }
 }

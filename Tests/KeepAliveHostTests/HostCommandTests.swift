@@ -1,5 +1,6 @@
 import KeepAliveCore
 @testable import KeepAliveHost
+import KeepAliveMonitoring
 import Testing
 
 /// The control protocol's requests, read once into typed commands: what each operation needs,
@@ -57,5 +58,38 @@ import Testing
             Issue.record("complete succeeds unless it says otherwise")
             return
         }
+    }
+
+    /// What the clients send is made as a command and read back the same, through the wire's
+    /// JSON: every operation, with every field it carries.
+    @Test(arguments: [
+        HostCommand.hello(app: "tracker"),
+        .report(.beginTask(number: 3, name: "upload")),
+        .report(.endTask(number: 3)),
+        .report(.audio(active: true)),
+        .report(.location(active: false)),
+        .report(.schedule(HostCommand.ScheduleRequest(name: "sync", kind: .processing, earliest: 90, power: true, network: false))),
+        .report(.complete(name: "sync", success: false)),
+        .report(.ack(notice: "will-suspend")),
+        .monitor(
+            app: "tracker",
+            conditions: ["moves": .significantChange, "home": .circle(center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 150)],
+            assuming: .satisfied
+        ),
+        .unmonitor(app: nil, identifiers: ["home", "work"]),
+        .wakeOnData(sockets: [7, 9]),
+        .launch(
+            HostCommand.LaunchRequest(
+                app: "tracker", modes: [.audio, .location], command: ["keepalive", "run", "--host"],
+                environment: ["LANG": "C"], output: "/tmp/out", user: "gps", inBackground: true
+            )
+        ),
+        .launch(HostCommand.LaunchRequest(app: "plain", modes: [], command: ["true"])),
+        .move(.foreground, app: "tracker"), .move(.background, app: "tracker"), .move(.terminate, app: "tracker"),
+        .status(app: nil),
+    ])
+    func aClientsCommandIsReadBackAsItWasMade(command: HostCommand) throws {
+        let line = HostProtocol.encode(command.request)
+        #expect(try HostCommand(try HostProtocol.decodeRequest(line.dropLast())) == command)
     }
 }

@@ -12,7 +12,7 @@ extension KeepAlive.HostCommand {
 
         @OptionGroup var socket: SocketOption
         @Option(help: "The app's id: letters, digits, '.', '_' or '-'.") var app: String
-        @Option(help: ArgumentHelp("Declared background modes.", valueName: "list")) var modes: String = "none"
+        @Option(help: ArgumentHelp("Declared background modes.", valueName: "list")) var modes: Parsed<BackgroundModes> = "none"
         @Option(help: ArgumentHelp("Append the app's output to this file (opened as the app's user).", valueName: "path"))
         var output: String?
         @Option(
@@ -37,9 +37,6 @@ extension KeepAlive.HostCommand {
             if command.isEmpty {
                 throw ValidationError("give the app's command after --, e.g. -- keepalive run --host")
             }
-            if BackgroundModes(parsing: modes) == nil {
-                throw ValidationError("--modes takes audio, location, fetch, processing or none, comma-separated")
-            }
             _ = try variables()
         }
 
@@ -56,15 +53,16 @@ extension KeepAlive.HostCommand {
         }
 
         func run() async throws {
-            var request = HostRequest(.launch, app: app)
-            request.modes = modes.split(separator: ",").map(String.init)
-            request.command = command
-            request.output = output.map { URL(fileURLWithPath: $0).path }
-            request.active = !background
-            request.user = user
-            let variables = try variables()
-            request.environment = variables.isEmpty ? nil : variables
-            let reply = try await HostControl.send(request, socket: socket.socket)
+            let launch = HostCommand.LaunchRequest(
+                app: app,
+                modes: modes.value,
+                command: command,
+                environment: try variables(),
+                output: output.map { URL(fileURLWithPath: $0).path },
+                user: user,
+                inBackground: background
+            )
+            let reply = try await HostControl.send(.launch(launch), socket: socket.socket)
             print("\(app): launched, pid \(reply.pid ?? 0), \(reply.state ?? "")")
         }
     }
@@ -79,9 +77,7 @@ extension KeepAlive.HostCommand {
         @Flag(help: "One JSON object per app, a line each.") var json = false
 
         func run() async throws {
-            var request = HostRequest(.status, app: app)
-            request.app = app
-            let reply = try await HostControl.send(request, socket: socket.socket)
+            let reply = try await HostControl.send(.status(app: app), socket: socket.socket)
             for status in reply.apps ?? [] {
                 if json {
                     Console.out(HostProtocol.encode(status))
@@ -128,19 +124,19 @@ extension KeepAlive.HostCommand {
 
 /// One request to the host, its refusal as a clear error (exit 1).
 enum HostControl {
-    static func send(_ request: HostRequest, socket: String) async throws -> HostReply {
+    static func send(_ command: HostCommand, socket: String) async throws -> HostReply {
         do {
             let client = try HostClient(socket: URL(fileURLWithPath: socket))
             defer { client.close() }
-            return try await client.send(request)
+            return try await client.send(command.request)
         } catch {
             Console.error("keepalive host: \(error)\n")
             throw ExitCode(1)
         }
     }
 
-    static func move(_ operation: HostRequest.Operation, app: String, socket: String) async throws {
-        let reply = try await send(HostRequest(operation, app: app), socket: socket)
+    static func move(_ move: HostCommand.Move, app: String, socket: String) async throws {
+        let reply = try await send(.move(move, app: app), socket: socket)
         print("\(app): \(reply.state ?? "")")
     }
 }
