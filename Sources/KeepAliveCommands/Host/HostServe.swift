@@ -317,7 +317,7 @@ extension KeepAlive.HostCommand {
         @Option(name: .customLong("stopped-file")) var stoppedFile: String
 
         func run() throws {
-            let done = try HostWatchdog.watch(freezer: freezer.kind, name: name, stoppedFile: URL(fileURLWithPath: stoppedFile))
+            let done = HostWatchdog.watch(freezer: freezer.kind, name: name, stoppedFile: URL(fileURLWithPath: stoppedFile))
             if !done.isEmpty {
                 Console.error("keepalive host watchdog: the host ended; \(done.joined(separator: ", "))\n")
             }
