@@ -13,7 +13,7 @@ struct OwnedTasksTests {
             group.addTask {
                 tasks.add { done.withLock { $0.append(1) } }
                 tasks.add {
-                    _ = await gate.wait(until: { $0 }, timeout: .seconds(10))
+                    _ = await gate.wait(until: { $0 }, timeout: .seconds(3600))
                     done.withLock { $0.append(2) }
                 }
                 tasks.finish()
