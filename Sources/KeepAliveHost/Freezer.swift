@@ -52,15 +52,18 @@ public struct Freezer: Sendable {
     ///     the v1 freezer, then signals).
     ///   - name: the folder the host's groups live in; one per host.
     ///   - limits: what each app's group may hold.
+    ///   - creating: make the folder the host's groups live in when it is missing (`false`: only
+    ///     find one left there, as the watchdog does once its host has ended and removed it).
     /// - Throws: ``HostError/Code/freezerUnavailable`` naming what is missing, when an explicit
     ///   kind cannot be used (or, for signals, when the kernel's process events cannot be read).
     public static func choose(
         _ requested: FreezerKind?,
         name: String = "keepalive.host",
-        limits: AppGroupLimits = AppGroupLimits()
+        limits: AppGroupLimits = AppGroupLimits(),
+        creating: Bool = true
     ) throws(HostError) -> Freezer {
-        let found = try chooseKind(requested, name: name)
-        let counting = processCounting(for: found, name: name)
+        let found = try chooseKind(requested, name: name, creating: creating)
+        let counting = processCounting(for: found, name: name, creating: creating)
         let home: Home
         switch (found.kind, found.root, found.hierarchyPath) {
         case (.cgroup2, let root?, let hierarchyPath?): home = .cgroup2(root: root, hierarchyPath: hierarchyPath)
@@ -93,7 +96,7 @@ public struct Freezer: Sendable {
     /// Where apps' processes are counted: in each app's v2 group when v2 has the pids
     /// controller (`pidsRoot` nil), else in a v1 `pids` hierarchy when one is mounted; or
     /// nowhere, and why (`note`).
-    private static func processCounting(for choice: Choice, name: String) -> (pidsRoot: String?, note: String?) {
+    private static func processCounting(for choice: Choice, name: String, creating: Bool) -> (pidsRoot: String?, note: String?) {
         guard choice.kind != .signal else { return (nil, "apps' processes are not limited: the signal freezer makes no groups") }
         if choice.kind == .cgroup2, let root = choice.root,
             (KernelFile.read("\(root)/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).contains("pids"),
@@ -101,17 +104,17 @@ public struct Freezer: Sendable {
         {
             return (nil, nil)
         }
-        switch cgroupRoot(type: "cgroup", controller: "pids", name: name, probe: "cgroup.procs") {
+        switch cgroupRoot(type: "cgroup", controller: "pids", name: name, probe: "cgroup.procs", creating: creating) {
         case .success(let (pids, _)): return (pids, nil)
         case .failure(let why):
             return (nil, "apps' processes are not limited: the v2 hierarchy has no pids controller here and v1 pids: \(why)")
         }
     }
 
-    private static func chooseKind(_ requested: FreezerKind?, name: String) throws(HostError) -> Choice {
+    private static func chooseKind(_ requested: FreezerKind?, name: String, creating: Bool) throws(HostError) -> Choice {
         var notes: [String] = []
         if requested == nil || requested == .cgroup2 {
-            switch cgroupRoot(type: "cgroup2", controller: nil, name: name) {
+            switch cgroupRoot(type: "cgroup2", controller: nil, name: name, creating: creating) {
             case .success(let (root, hierarchy)):
                 return Choice(
                     kind: .cgroup2,
@@ -126,7 +129,7 @@ public struct Freezer: Sendable {
             }
         }
         if requested == nil || requested == .cgroup1 {
-            switch cgroupRoot(type: "cgroup", controller: "freezer", name: name) {
+            switch cgroupRoot(type: "cgroup", controller: "freezer", name: name, creating: creating) {
             case .success(let (root, hierarchy)):
                 return Choice(
                     kind: .cgroup1,
@@ -232,7 +235,8 @@ public struct Freezer: Sendable {
         type: String,
         controller: String?,
         name: String,
-        probe: String? = nil
+        probe: String? = nil,
+        creating: Bool = true
     ) -> Result<(String, String), WhyNot> {
         let mounts = ProcFS.mounts(ofType: type).filter { mount in
             controller.map { mount.options.split(separator: ",").contains(Substring($0)) } ?? true
@@ -252,7 +256,8 @@ public struct Freezer: Sendable {
             if lstat(folder, &info) == 0, info.st_uid == geteuid() { parent = (folder, own) }
         }
         let root = "\(parent.path)/\(name)"
-        if mkdir(root, 0o755) != 0, errno != EEXIST {
+        if !creating, access(root, F_OK) != 0 { return .failure(WhyNot(text: "no \(root) is left")) }
+        if creating, mkdir(root, 0o755) != 0, errno != EEXIST {
             return .failure(WhyNot(text: "cannot make \(root): \(String(cString: strerror(errno)).lowercased())"))
         }
         // A v2 root cgroup has no cgroup.freeze of its own; its children do, so probe with one.
