@@ -14,9 +14,13 @@ package struct GatedGPSD {
     /// `cycle`: the seconds between two sentences of the feed.
     package static func run<R: Sendable>(log: URL, cycle: Double = 0.005, _ body: (GatedGPSD) async throws -> R) async throws -> R {
         try Tools.requireGPSD()
+        // The helper's own guard against a parent that vanished without closing its input: far
+        // beyond any test's time limit, which is what calls a hang. (It was 90 s: a loaded TSan
+        // run fed the 5,007 sentences of a log in more, and the helper ended mid-feed.)
+        let guardSeconds = Tools.bound(.seconds(900)).components.seconds
         let configuration = Configuration(
             executable: .path("/usr/bin/python3"),
-            arguments: [Tools.gatedGPSFake.path, "--gate", "--timeout", "90", "--cycle", "\(cycle)", log.path],
+            arguments: [Tools.gatedGPSFake.path, "--gate", "--timeout", "\(guardSeconds)", "--cycle", "\(cycle)", log.path],
             platformOptions: isolatedOptions()
         )
         let result = try await Subprocess.run(
