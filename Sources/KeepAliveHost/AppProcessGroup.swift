@@ -139,12 +139,7 @@ public final class AppProcessGroup: Sendable {
 
     /// CPU time the app has used: the cgroup's own count (v2), or its live processes' sum.
     public func cpuTime() -> Duration {
-        if kind == .cgroup2, let path, let text = KernelFile.read("\(path)/cpu.stat") {
-            for line in text.split(separator: "\n") where line.hasPrefix("usage_usec ") {
-                if let micros = Int64(line.dropFirst("usage_usec ".count)) { return .microseconds(micros) }
-            }
-        }
-        return processes().compactMap(ProcFS.cpuTime(of:)).reduce(.zero, +)
+        freezing.cpuTime() ?? processes().compactMap(ProcFS.cpuTime(of:)).reduce(.zero, +)
     }
 
     /// Freezes every process and waits until the kernel says they are frozen.
@@ -192,9 +187,7 @@ public final class AppProcessGroup: Sendable {
     /// Sends `signal` to every process of the app. SIGKILL reaches frozen processes too: a v1
     /// freezer holds the killed tasks until thawed, so the group is thawed after it.
     public func signalAll(_ signal: Int32) {
-        if signal == SIGKILL, kind == .cgroup2, let path, (try? ProcFS.write("1", to: "\(path)/cgroup.kill")) != nil {
-            return
-        }
+        if signal == SIGKILL, freezing.killAll() { return }
         for pid in processes() { kill(pid, signal) }
         if signal == SIGKILL, isFreezeRequested { thawNow() }
     }
@@ -207,12 +200,7 @@ public final class AppProcessGroup: Sendable {
     /// folder above it, stays the host's: it can neither thaw itself nor move out (a move needs
     /// write access to the common ancestor's `cgroup.procs`). v1 groups are not delegated.
     public func delegate(to owner: AppUser) throws(HostError) {
-        guard kind == .cgroup2, let path, owner.uid != UInt32(geteuid()) else { return }
-        for file in ["", "/cgroup.procs", "/cgroup.threads", "/cgroup.subtree_control"] {
-            guard chown(path + file, uid_t(owner.uid), gid_t(owner.gid)) == 0 else {
-                throw ProcFS.failure("cannot delegate \(path + file) to \(owner)", code: .launchFailed)
-            }
-        }
+        try freezing.delegate(to: owner)
     }
 
     /// Removes the cgroup (once empty). Killing the processes first is the caller's part.

@@ -208,20 +208,12 @@ public struct Freezer: Sendable {
 
     /// The groups found under the root (left by an earlier host), thawed.
     public func thawLeftovers() -> [AppProcessGroup] {
-        guard let root, let directory = opendir(root) else { return [] }
-        defer { closedir(directory) }
-        var groups: [AppProcessGroup] = []
-        while let entry = readdir(directory) {
-            guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            guard name != ".", name != ".." else { continue }
+        guard let root else { return [] }
+        return CgroupFolder.subfolders(of: root).map { name in
             let group = group(for: name)
             group.thawNow()
-            groups.append(group)
+            return group
         }
-        return groups
     }
 
     /// Removes the root folder once it holds no group.

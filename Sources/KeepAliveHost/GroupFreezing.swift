@@ -27,10 +27,21 @@ protocol GroupFreezing: Sendable {
     func thaw(until deadline: ContinuousClock.Instant, while isNewest: () -> Bool) async throws(HostError)
     /// Thaws at once without waiting.
     func thawNow()
+    /// The CPU time the kernel counts for the whole group (`nil`: it counts none; the caller
+    /// sums the live processes').
+    func cpuTime() -> Duration?
+    /// Kills every process of the group at once, if the kernel can; `false`: it cannot, and
+    /// the caller signals each process.
+    func killAll() -> Bool
+    /// Gives the group to `owner` as systemd delegates, where the freezer can.
+    func delegate(to owner: AppUser) throws(HostError)
 }
 
 extension GroupFreezing {
     var eventsFolder: String? { nil }
+    func cpuTime() -> Duration? { nil }
+    func killAll() -> Bool { false }
+    func delegate(to owner: AppUser) throws(HostError) {}
 }
 
 /// An app's cgroup: its folder, what `/proc/PID/cgroup` calls it, and every group the app made inside.
@@ -62,16 +73,23 @@ struct CgroupFolder: Sendable {
         while index < found.count {
             let folder = found[index]
             index += 1
-            guard let directory = opendir(folder) else { continue }
-            while let entry = readdir(directory) {
-                guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                if name != ".", name != ".." { found.append("\(folder)/\(name)") }
-            }
-            closedir(directory)
+            found += Self.subfolders(of: folder).map { "\(folder)/\($0)" }
         }
         return found
+    }
+
+    /// The names of the folders directly inside `folder` (none when it cannot be read).
+    static func subfolders(of folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
     }
 }
