@@ -251,8 +251,9 @@ public actor AppHost {
     func spawn(_ work: @escaping () async -> Void) {
         effectCount += 1
         let number = effectCount
-        effects[number] = work
-        tasks.add { [weak self] in await self?.runEffect(number) }
+        // Kept only when the group takes it (a host that ended takes no more work); the job
+        // runs on this actor, so never before it is kept.
+        if tasks.add({ [weak self] in await self?.runEffect(number) }) { effects[number] = work }
     }
 
     private func runEffect(_ number: Int) async {
