@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "KeepAliveSimulation", targets: ["KeepAliveSimulation"]),
         .library(name: "KeepAliveMonitoring", targets: ["KeepAliveMonitoring"]),
         .library(name: "KeepAliveGeoClue", targets: ["KeepAliveGeoClue"]),
+        .library(name: "KeepAliveSleep", targets: ["KeepAliveSleep"]),
         .library(name: "LocationKeepAliveMocks", targets: ["LocationKeepAliveMocks"]),
         .library(name: "DeliveryMocks", targets: ["DeliveryMocks"]),
         .executable(name: "keepalive", targets: ["keepalive"]),
@@ -99,9 +100,19 @@ let package = Package(
             dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "CProcessControl", "CProcessEvents", .product(name: "Logging", package: "swift-log")]
         ),
         // GeoClue2 on the system bus, served by the host (sd-bus, loaded when it starts).
+        // sd-bus, loaded when first used: the GeoClue2 service's and logind's bus.
+        .target(
+            name: "KeepAliveBus",
+            dependencies: ["KeepAliveCore", "CSDBus"]
+        ),
+        // The device's sleep under the model's rules: logind's locks and signals, wake alarms.
+        .target(
+            name: "KeepAliveSleep",
+            dependencies: ["KeepAliveCore", "KeepAliveBus", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "KeepAliveGeoClue",
-            dependencies: ["KeepAliveCore", "CSDBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveBus", "CSDBus", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "KeepAliveJournal",
@@ -151,7 +162,7 @@ let package = Package(
             name: "LocationKeepAlive",
             dependencies: [
                 "KeepAliveCore", "KeepAliveAudio", "KeepAliveHost", "KeepAliveJournal", "KeepAliveDelivery",
-                "KeepAliveService", "KeepAliveSimulation", "KeepAliveMonitoring", "KeepAliveGeoClue",
+                "KeepAliveService", "KeepAliveSimulation", "KeepAliveMonitoring", "KeepAliveGeoClue", "KeepAliveSleep",
             ]
         ),
         // Test doubles, each depending only on what it stands in for.
@@ -248,6 +259,10 @@ let package = Package(
         .testTarget(
             name: "KeepAliveHostTests",
             dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring"]
+        ),
+        .testTarget(
+            name: "KeepAliveSleepTests",
+            dependencies: ["KeepAliveCore", "KeepAliveSleep"]
         ),
         .testTarget(
             name: "KeepAliveServiceTests",

@@ -1,3 +1,4 @@
+import KeepAliveBus
 import FoundationEssentials
 import KeepAliveCore
 

@@ -1,3 +1,4 @@
+import KeepAliveBus
 import CSDBus
 import FoundationEssentials
 import Glibc
@@ -41,7 +42,7 @@ final class GeoClueServer {
     init(
         bus: SDBus, configuration: GeoClueService.Configuration, apps: any GeoClueHostedApps, logger: Logger,
         watch: @escaping @Sendable (Bool) -> Void, emit: @escaping @Sendable (GeoClueService.Event) -> Void
-    ) throws(GeoClueError) {
+    ) throws(BusFailure) {
         self.bus = bus
         self.configuration = configuration
         self.apps = apps

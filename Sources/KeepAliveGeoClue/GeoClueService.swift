@@ -1,3 +1,4 @@
+import KeepAliveBus
 import FoundationEssentials
 import Glibc
 public import KeepAliveCore
@@ -42,10 +43,7 @@ public final class GeoClueService: Sendable {
     }
 
     private let inbox = Locked<[Location]>([])
-    private let stopping = Locked(false)
-    /// A pipe: a byte written to `wake.write` wakes the bus thread, which polls `wake.read`.
-    private let wake: (read: Int32, write: Int32)
-    private let thread = Locked<pthread_t?>(nil)
+    private let thread: BusThread
 
     /// Connects to the system bus, takes the name and serves until ``stop()``.
     ///
@@ -61,42 +59,24 @@ public final class GeoClueService: Sendable {
         watch: @escaping @Sendable (Bool) -> Void,
         emit: @escaping @Sendable (Event) -> Void = { _ in }
     ) throws(GeoClueError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw .setup("cannot make the bus thread's wake pipe: \(String(cString: strerror(errno)))") }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        do throws(BusFailure) {
+            thread = try BusThread()
+            let bus = try SDBus()
+            let server = try GeoClueServer(bus: bus, configuration: configuration, apps: apps, logger: logger, watch: watch, emit: emit)
+            try bus.requestName(configuration.name)
+            emit(.started(name: configuration.name))
+            let inbox = inbox
+            try thread.start(
+                bus,
+                drain: { for fix in inbox.withLock({ fixes in defer { fixes = [] }; return fixes }) { server.fixArrived(fix) } },
+                ended: { failure in
+                    if let failure { emit(.failed(GeoClueError(failure).description)) }
+                    server.close()
+                }
+            )
+        } catch {
+            throw GeoClueError(error)
         }
-        wake = (ends[0], ends[1])
-        let bus = try SDBus()
-        let server = try GeoClueServer(bus: bus, configuration: configuration, apps: apps, logger: logger, watch: watch, emit: emit)
-        try bus.requestName(configuration.name)
-        emit(.started(name: configuration.name))
-        let (inbox, stopping, wake) = (inbox, stopping, wake)
-        let work = BusThreadWork {
-            do throws(GeoClueError) {
-                try bus.run(
-                    wake: wake.read,
-                    stopping: { stopping.read { $0 } },
-                    drain: { for fix in inbox.withLock({ fixes in defer { fixes = [] }; return fixes }) { server.fixArrived(fix) } }
-                )
-            } catch {
-                emit(.failed(error.description))
-            }
-            server.close()
-        }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(work).toOpaque()
-        guard pthread_create(&thread, nil, { BusThreadWork.run($0) }, context) == 0 else {
-            Unmanaged<BusThreadWork>.fromOpaque(context).release()
-            throw .setup("cannot start the bus thread")
-        }
-        self.thread.withLock { $0 = thread }
-    }
-
-    deinit {
-        close(wake.read)
-        close(wake.write)
     }
 
     /// Hands a fix from the host's watch to the clients.
@@ -106,29 +86,7 @@ public final class GeoClueService: Sendable {
     }
 
     /// Stops serving: the name is released, clients are dropped with the connection.
-    public func stop() {
-        stopping.withLock { $0 = true }
-        poke()
-        if let thread = thread.withLock({ value in defer { value = nil }; return value }) {
-            pthread_join(thread, nil)
-        }
-    }
+    public func stop() { thread.stop() }
 
-    private func poke() {
-        var one: UInt8 = 1
-        _ = write(wake.write, &one, 1)
-    }
-}
-
-/// The bus thread's body, carried through `pthread_create`'s context.
-private final class BusThreadWork: @unchecked Sendable {
-    // Unchecked: created before the thread and then used by it alone.
-    let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
-
-    static func run(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-        let work = Unmanaged<BusThreadWork>.fromOpaque(context!).takeRetainedValue()
-        work.body()
-        return nil
-    }
+    private func poke() { thread.poke() }
 }

@@ -1,48 +1,48 @@
-import CSDBus
+package import CSDBus
 import Glibc
 
 /// A message being read or written on the bus thread: basic values in and out, the sender,
 /// path and member, replies and errors. Valid only during the call that handed it out
 /// (or while ``retain()``ed).
-struct BusMessage {
-    let api: UnsafePointer<csdbus_table>
-    let pointer: OpaquePointer
+package struct BusMessage {
+    package let api: UnsafePointer<csdbus_table>
+    package let pointer: OpaquePointer
 
-    init(_ api: UnsafePointer<csdbus_table>, _ pointer: OpaquePointer) {
+    package init(_ api: UnsafePointer<csdbus_table>, _ pointer: OpaquePointer) {
         self.api = api
         self.pointer = pointer
     }
 
-    var sender: String? { api.pointee.sd_bus_message_get_sender!(pointer).map { String(cString: $0) } }
-    var path: String? { api.pointee.sd_bus_message_get_path!(pointer).map { String(cString: $0) } }
-    var member: String? { api.pointee.sd_bus_message_get_member!(pointer).map { String(cString: $0) } }
+    package var sender: String? { api.pointee.sd_bus_message_get_sender!(pointer).map { String(cString: $0) } }
+    package var path: String? { api.pointee.sd_bus_message_get_path!(pointer).map { String(cString: $0) } }
+    package var member: String? { api.pointee.sd_bus_message_get_member!(pointer).map { String(cString: $0) } }
 
     /// The cookie of the call this message answers.
-    var replyCookie: UInt64? {
+    package var replyCookie: UInt64? {
         var cookie: UInt64 = 0
         return api.pointee.sd_bus_message_get_reply_cookie!(pointer, &cookie) >= 0 ? cookie : nil
     }
 
     /// The error this reply carries: its name and message.
-    var error: (name: String, message: String)? {
+    package var error: (name: String, message: String)? {
         guard let error = api.pointee.sd_bus_message_get_error!(pointer), let name = error.pointee.name else { return nil }
         return (String(cString: name), error.pointee.message.map { String(cString: $0) } ?? "")
     }
 
     // MARK: Reading
 
-    func readString(_ type: Character = "s") -> String? {
+    package func readString(_ type: Character = "s") -> String? {
         var value: UnsafePointer<CChar>?
         guard api.pointee.sd_bus_message_read_basic!(pointer, CChar(type.asciiValue!), &value) > 0, let value else { return nil }
         return String(cString: value)
     }
 
-    func readUInt32() -> UInt32? {
+    package func readUInt32() -> UInt32? {
         var value: UInt32 = 0
         return api.pointee.sd_bus_message_read_basic!(pointer, CChar(UInt8(ascii: "u")), &value) > 0 ? value : nil
     }
 
-    func readBool() -> Bool? {
+    package func readBool() -> Bool? {
         var value: Int32 = 0
         return api.pointee.sd_bus_message_read_basic!(pointer, CChar(UInt8(ascii: "b")), &value) > 0 ? value != 0 : nil
     }
@@ -50,28 +50,28 @@ struct BusMessage {
     // MARK: Writing
 
     @discardableResult
-    func append(_ value: String, type: Character = "s") -> Int32 {
+    package func append(_ value: String, type: Character = "s") -> Int32 {
         value.withCString { api.pointee.sd_bus_message_append_basic!(pointer, CChar(type.asciiValue!), $0) }
     }
 
     @discardableResult
-    func append(_ value: UInt32) -> Int32 {
+    package func append(_ value: UInt32) -> Int32 {
         withUnsafePointer(to: value) { api.pointee.sd_bus_message_append_basic!(pointer, CChar(UInt8(ascii: "u")), $0) }
     }
 
     @discardableResult
-    func append(_ value: Double) -> Int32 {
+    package func append(_ value: Double) -> Int32 {
         withUnsafePointer(to: value) { api.pointee.sd_bus_message_append_basic!(pointer, CChar(UInt8(ascii: "d")), $0) }
     }
 
     @discardableResult
-    func append(_ value: Bool) -> Int32 {
+    package func append(_ value: Bool) -> Int32 {
         withUnsafePointer(to: Int32(value ? 1 : 0)) { api.pointee.sd_bus_message_append_basic!(pointer, CChar(UInt8(ascii: "b")), $0) }
     }
 
     /// A `(tt)` structure: GeoClue's timestamp, seconds and microseconds.
     @discardableResult
-    func appendPair(_ first: UInt64, _ second: UInt64) -> Int32 {
+    package func appendPair(_ first: UInt64, _ second: UInt64) -> Int32 {
         var result = api.pointee.sd_bus_message_open_container!(pointer, CChar(UInt8(ascii: "r")), "tt")
         guard result >= 0 else { return result }
         for value in [first, second] {
@@ -84,12 +84,12 @@ struct BusMessage {
     // MARK: Answering
 
     /// Keeps the call for an answer after its handler returned.
-    func retain() -> BusMessage { BusMessage(api, api.pointee.sd_bus_message_ref!(pointer)!) }
+    package func retain() -> BusMessage { BusMessage(api, api.pointee.sd_bus_message_ref!(pointer)!) }
 
-    func release() { _ = api.pointee.sd_bus_message_unref!(pointer) }
+    package func release() { _ = api.pointee.sd_bus_message_unref!(pointer) }
 
     /// Answers the call with `append` writing the return values.
-    func reply(_ append: (BusMessage) -> Void = { _ in }) {
+    package func reply(_ append: (BusMessage) -> Void = { _ in }) {
         var reply: OpaquePointer?
         guard api.pointee.sd_bus_message_new_method_return!(pointer, &reply) >= 0, let reply else { return }
         append(BusMessage(api, reply))
@@ -98,7 +98,7 @@ struct BusMessage {
     }
 
     /// Answers the call with an error.
-    func reply(_ error: BusError) {
+    package func reply(_ error: BusError) {
         var value = sd_bus_error(name: nil, message: nil, _need_free: 0)
         _ = api.pointee.sd_bus_error_set!(&value, error.name, error.message)
         _ = api.pointee.sd_bus_reply_method_error!(pointer, &value)
@@ -106,7 +106,7 @@ struct BusMessage {
     }
 
     /// The credentials the bus has for the sender: its effective user and process.
-    func senderCredentials() -> (uid: UInt32, pid: Int32)? {
+    package func senderCredentials() -> (uid: UInt32, pid: Int32)? {
         var creds: OpaquePointer?
         let mask = UInt64(SD_BUS_CREDS_EUID) | UInt64(SD_BUS_CREDS_PID)
         guard api.pointee.sd_bus_query_sender_creds!(pointer, mask, &creds) >= 0, let creds else { return nil }
@@ -119,6 +119,6 @@ struct BusMessage {
 }
 
 /// Sets `error` (a handler's out-parameter) from a ``BusError`` and returns sd-bus's code.
-func fail(_ error: UnsafeMutablePointer<sd_bus_error>?, _ value: BusError, api: UnsafePointer<csdbus_table>) -> Int32 {
+package func fail(_ error: UnsafeMutablePointer<sd_bus_error>?, _ value: BusError, api: UnsafePointer<csdbus_table>) -> Int32 {
     api.pointee.sd_bus_error_set!(error, value.name, value.message)
 }

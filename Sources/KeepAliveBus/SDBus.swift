@@ -1,34 +1,34 @@
-import CSDBus
+package import CSDBus
 import Glibc
-import KeepAliveCore
+package import KeepAliveCore
 
 /// libsystemd's sd-bus, loaded when a service first opens the bus (and the vtables given its
 /// format reference).
-let libsystemd = LoadedLibrary(empty: csdbus_table()) { table in csdbus_load(table) ?? csdbus_prepare_vtables() }
+package let libsystemd = LoadedLibrary(empty: csdbus_table()) { table in csdbus_load(table) ?? csdbus_prepare_vtables() }
 
 /// A D-Bus error a handler answers with: its name and what the caller should do.
-struct BusError: Error, Sendable {
-    let name: String
-    let message: String
+package struct BusError: Error, Sendable {
+    package let name: String
+    package let message: String
 
-    static func accessDenied(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message) }
-    static func invalidArguments(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message) }
-    static func limitsExceeded(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message) }
-    static func unknownObject(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.UnknownObject", message: message) }
-    static func failed(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.Failed", message: message) }
+    package static func accessDenied(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message) }
+    package static func invalidArguments(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message) }
+    package static func limitsExceeded(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message) }
+    package static func unknownObject(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.UnknownObject", message: message) }
+    package static func failed(_ message: String) -> BusError { BusError(name: "org.freedesktop.DBus.Error.Failed", message: message) }
 }
 
 /// One connection to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket),
 /// used only on the thread that runs ``run(wake:stopping:drain:)``: sd-bus is not thread-safe.
 ///
 /// Unsafe pointers stay here and in ``BusMessage``: the service sees paths, names and values.
-final class SDBus {
-    let api: UnsafePointer<csdbus_table>
-    let bus: OpaquePointer
+package final class SDBus {
+    package let api: UnsafePointer<csdbus_table>
+    package let bus: OpaquePointer
     private var slots: [OpaquePointer] = []
 
     /// Opens the system bus.
-    init() throws(GeoClueError) {
+    package init() throws(BusFailure) {
         if let error = libsystemd.error {
             throw .setup("cannot load libsystemd.so.0 (\(error)): install it with `sudo apt-get install libsystemd0`")
         }
@@ -46,10 +46,10 @@ final class SDBus {
         _ = api.pointee.sd_bus_flush_close_unref!(bus)
     }
 
-    static func describe(_ result: Int32) -> String { String(cString: strerror(-result)) }
+    package static func describe(_ result: Int32) -> String { String(cString: strerror(-result)) }
 
     /// Takes `name`, refusing to queue for it: another owner is an error, not a wait.
-    func requestName(_ name: String) throws(GeoClueError) {
+    package func requestName(_ name: String) throws(BusFailure) {
         let result = api.pointee.sd_bus_request_name!(bus, name, 0)
         guard result >= 0 else {
             throw .setup(
@@ -61,7 +61,7 @@ final class SDBus {
     }
 
     /// Serves `vtable` at `path` (or, as a fallback, under it), calling `handlers`.
-    func add(_ vtable: UnsafeMutablePointer<sd_bus_vtable>, interface: String, at path: String, fallback: Bool, handlers: UnsafeMutablePointer<csdbus_handlers>) throws(GeoClueError) {
+    package func add(_ vtable: UnsafeMutablePointer<sd_bus_vtable>, interface: String, at path: String, fallback: Bool, handlers: UnsafeMutablePointer<csdbus_handlers>) throws(BusFailure) {
         var slot: OpaquePointer?
         let result = fallback
             ? api.pointee.sd_bus_add_fallback_vtable!(bus, &slot, path, interface, vtable, csdbus_find_handler(), handlers)
@@ -72,7 +72,7 @@ final class SDBus {
 
     /// Processes the bus and runs `drain` until `stopping` says so; `wake` is a descriptor
     /// that becomes readable when another thread has work for this one.
-    func run(wake: Int32, stopping: () -> Bool, drain: () -> Void) throws(GeoClueError) {
+    package func run(wake: Int32, stopping: () -> Bool, drain: () -> Void) throws(BusFailure) {
         while !stopping() {
             while true {
                 let result = api.pointee.sd_bus_process!(bus, nil)
@@ -103,7 +103,7 @@ final class SDBus {
     }
 
     /// Sends a signal from `path` to `destination` alone, with `append` writing its arguments.
-    func emit(from path: String, to destination: String, interface: String, member: String, _ append: (BusMessage) -> Void) {
+    package func emit(from path: String, to destination: String, interface: String, member: String, _ append: (BusMessage) -> Void) {
         var message: OpaquePointer?
         guard api.pointee.sd_bus_message_new_signal!(bus, &message, path, interface, member) >= 0, let message else { return }
         _ = api.pointee.sd_bus_message_set_destination!(message, destination)
@@ -113,7 +113,7 @@ final class SDBus {
     }
 
     /// Tells subscribers that `names` of `interface` at `path` changed.
-    func propertiesChanged(at path: String, interface: String, _ names: [String]) {
+    package func propertiesChanged(at path: String, interface: String, _ names: [String]) {
         var strings = names.map { strdup($0) } + [nil]
         defer { for string in strings { free(string) } }
         _ = api.pointee.sd_bus_emit_properties_changed_strv!(bus, path, interface, &strings)
@@ -121,7 +121,7 @@ final class SDBus {
 
     /// Calls `member` on `destination` without waiting; the reply (or the error, after
     /// `timeout` microseconds) reaches `handlers`' `reply` with the returned cookie.
-    func callAsync(
+    package func callAsync(
         _ destination: String, path: String, interface: String, member: String, timeout: UInt64,
         handlers: UnsafeMutablePointer<csdbus_handlers>, _ append: (BusMessage) -> Void
     ) -> UInt64? {
@@ -137,7 +137,7 @@ final class SDBus {
     }
 
     /// A tracker that calls `handlers`' `gone` once `name` has left the bus.
-    func track(_ name: String, handlers: UnsafeMutablePointer<csdbus_handlers>) -> OpaquePointer? {
+    package func track(_ name: String, handlers: UnsafeMutablePointer<csdbus_handlers>) -> OpaquePointer? {
         var track: OpaquePointer?
         guard api.pointee.sd_bus_track_new!(bus, &track, csdbus_track_handler(), handlers) >= 0, let track else { return nil }
         guard api.pointee.sd_bus_track_add_name!(track, name) >= 0 else {
@@ -147,8 +147,8 @@ final class SDBus {
         return track
     }
 
-    func untrack(_ track: OpaquePointer) { _ = api.pointee.sd_bus_track_unref!(track) }
+    package func untrack(_ track: OpaquePointer) { _ = api.pointee.sd_bus_track_unref!(track) }
 
     /// The message being handled now (a property read or write's call).
-    var currentMessage: BusMessage? { api.pointee.sd_bus_get_current_message!(bus).map { BusMessage(api, $0) } }
+    package var currentMessage: BusMessage? { api.pointee.sd_bus_get_current_message!(bus).map { BusMessage(api, $0) } }
 }

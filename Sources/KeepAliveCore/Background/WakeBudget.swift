@@ -1,5 +1,3 @@
-import KeepAliveCore
-
 /// How often an app may be woken for what is not its user's doing, on the host's clock: at
 /// most `burst` wakes at once, then one more each `interval` (a generic cell rate: the
 /// budget refills as time passes, never beyond `burst`).

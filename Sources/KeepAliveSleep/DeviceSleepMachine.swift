@@ -1,0 +1,291 @@
+public import KeepAliveCore
+
+/// The device's sleep under the model's rules, as a value: events in, actions out, shaped like
+/// ``HybridKeepAliveMachine``. Its executor (``DeviceSleepKeeper``) talks to logind and the wake
+/// alarm; this type only decides, on the boot clock (`CLOCK_BOOTTIME`: it runs on while the
+/// device sleeps), so a test drives it with plain durations.
+///
+/// What it decides:
+/// - **Whether to hold the device awake** (a logind `sleep` lock in `block` mode): only while
+///   the model lets the app run in the background for location. Always: while the app runs and
+///   is not paused as stationary. When in use (or the hybrid's audio with denied): the same, and
+///   never once the user's session is inactive. Released the moment the rule stops holding.
+/// - **Sleep and resume**: a `delay` lock is held while awake; when logind announces a sleep,
+///   the journal is committed, delivery given at most ``Options/preparation``, the location
+///   watch closed, the wake alarm armed, and only then the delay lock released. On the resume,
+///   the time asleep is a gap, the watch reopens, delivery goes on, and the delay lock is taken
+///   again for the next sleep.
+/// - **Wakes**: work the rules wake an app for (a refresh task at its begin date, the monitoring
+///   strategy's check, the hybrid's poll when authorized always) arms the wake alarm while the
+///   device sleeps, as each kind's ``WakeBudget`` allows: work due while its budget is spent
+///   waits for the first time the budget allows. A wake holds the device awake for its work
+///   (a fix, at most ``Options/fixWait``, then its delivery) and lets it sleep again.
+public struct DeviceSleepMachine: Sendable {
+    /// What the rules allow, and how long each step may take.
+    public struct Options: Sendable, Equatable {
+        /// Whether the device is ever held awake for the app (`false`: never; sleep is still
+        /// prepared for and woken from).
+        public var holdsAwake = true
+        /// How often each kind of work may wake the device.
+        public var budgets: [WakeKind: WakeBudget] = WakeKind.defaultBudgets
+        /// How long a wake waits for a fix: a receiver that slept needs a warm start (about
+        /// 30 s with a valid almanac; a hot start, a few seconds, once its ephemeris is
+        /// fresh). A wake with no fix by then delivers what it has and lets the device sleep.
+        public var fixWait: Duration = .seconds(45)
+        /// How long the preparation for a sleep (commit, delivery, closing the watch) may take:
+        /// within logind's `InhibitDelayMaxSec` (5 s by default).
+        public var preparation: Duration = .seconds(4)
+
+        /// The defaults: held awake as the rules allow, the default budgets, 45 s for a fix.
+        public init() {}
+    }
+
+    /// What the model says of the app.
+    public struct AppRules: Sendable, Equatable {
+        /// Its state in the model.
+        public var state: AppState
+        /// Its location authorization.
+        public var authorization: LocationAuthorization
+        /// Paused as stationary (the monitoring strategy's pause): its location sleeps too.
+        public var isStationary: Bool
+
+        /// An app's rules.
+        public init(state: AppState, authorization: LocationAuthorization, isStationary: Bool = false) {
+            self.state = state
+            self.authorization = authorization
+            self.isStationary = isStationary
+        }
+    }
+
+    /// What happened; `now` is the boot clock's time.
+    public enum Event: Sendable, Equatable {
+        /// The service starts: the delay lock is taken.
+        case started(now: Duration)
+        /// The model's view of the app changed.
+        case app(AppRules, now: Duration)
+        /// The user's session changed.
+        case session(SessionState, now: Duration)
+        /// Work of this kind wants the device awake at `at` (`nil`: no longer).
+        case wake(WakeKind, at: Duration?, now: Duration)
+        /// logind announced a sleep (`PrepareForSleep(true)`).
+        case sleepAnnounced(now: Duration)
+        /// The preparation is done (or its time ran out).
+        case prepared(now: Duration)
+        /// logind announced the resume (`PrepareForSleep(false)`).
+        case resumed(now: Duration)
+        /// A wake's fix arrived.
+        case fixArrived(now: Duration)
+        /// What a wake's work delivered is delivered (or its time ran out).
+        case workDone(now: Duration)
+        /// A timer this machine asked for fired.
+        case timerFired(now: Duration)
+    }
+
+    /// What the executor does.
+    public enum Action: Sendable, Equatable {
+        /// Take the `block` lock, or keep it with a new reason.
+        case holdAwake(reason: String)
+        /// Release the `block` lock.
+        case letSleep(reason: String)
+        /// Take the `delay` lock (for the next sleep's preparation).
+        case takeDelayLock
+        /// Release it: the device sleeps.
+        case releaseDelayLock
+        /// Before a sleep: commit the journal, give delivery at most `within`, close the watch.
+        case prepare(within: Duration)
+        /// After a sleep of `asleep`: mark the gap, reopen the watch, deliver.
+        case resume(asleep: Duration)
+        /// Arm the wake alarm at `at` on the boot clock, for `kind`.
+        case armAlarm(at: Duration, for: WakeKind)
+        /// Disarm it.
+        case disarmAlarm
+        /// The device woke for `kind`: take a fix (the watch is open again) and run its work.
+        case runWork(WakeKind)
+        /// Deliver what waits now, and say ``Event/workDone(now:)``.
+        case deliverNow
+        /// Call back with ``Event/timerFired(now:)`` at `at` (on the boot clock), replacing
+        /// any timer asked for before.
+        case scheduleTimer(at: Duration)
+        /// What to say (JSON events, status, metrics).
+        case say(SleepNotice)
+    }
+
+    private enum Phase: Equatable {
+        case awake
+        /// Preparing a sleep announced at this time.
+        case preparing(since: Duration)
+        /// Asleep since this time, woken by the alarm for `alarm` if it was armed.
+        case asleep(since: Duration, alarm: (WakeKind, Duration)?)
+        /// Awake for a wake's work: waiting for a fix until `until`, then delivering.
+        case working(WakeKind, fixed: Bool, until: Duration)
+
+        static func == (lhs: Phase, rhs: Phase) -> Bool {
+            switch (lhs, rhs) {
+            case (.awake, .awake): true
+            case (.preparing(let a), .preparing(let b)): a == b
+            case (.asleep(let a, let x), .asleep(let b, let y)): a == b && x?.0 == y?.0 && x?.1 == y?.1
+            case (.working(let a, let f, let u), .working(let b, let g, let v)): a == b && f == g && u == v
+            default: false
+            }
+        }
+    }
+
+    public let options: Options
+    private var phase = Phase.awake
+    private var rules = AppRules(state: .notRunning, authorization: .notDetermined)
+    private var session = SessionState.none
+    private var budgets: [WakeKind: WakeBudget]
+    private var due: [WakeKind: Duration] = [:]
+    /// Why the `block` lock is held now (`nil`: not held).
+    public private(set) var heldFor: String?
+
+    /// A machine with `options`, the device awake and no lock held.
+    public init(options: Options = Options()) {
+        self.options = options
+        budgets = options.budgets
+    }
+
+    /// When each kind of work is next allowed to wake the device, as its budget stands at `now`.
+    public func nextWake(of kind: WakeKind, from now: Duration) -> Duration? {
+        guard let at = due[kind] else { return nil }
+        return (budgets[kind] ?? kind.defaultBudget).nextWake(from: max(now, at))
+    }
+
+    /// What to do for `event`.
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .started:
+            return [.takeDelayLock] + hold()
+        case .app(let rules, _):
+            self.rules = rules
+            return hold()
+        case .session(let state, _):
+            let changed = state != session
+            session = state
+            return (changed ? [.say(.session(state))] : []) + hold()
+        case .wake(let kind, let at, _):
+            due[kind] = at
+            return []
+        case .sleepAnnounced(let now):
+            return sleepAnnounced(now: now)
+        case .prepared(let now):
+            return prepared(now: now)
+        case .resumed(let now):
+            return resumed(now: now)
+        case .fixArrived:
+            guard case .working(let kind, false, let until) = phase else { return [] }
+            phase = .working(kind, fixed: true, until: until)
+            return [.deliverNow]
+        case .workDone(let now):
+            guard case .working(let kind, _, _) = phase else { return [] }
+            return workEnded(kind, now: now, timedOut: false)
+        case .timerFired(let now):
+            switch phase {
+            case .preparing(let since) where now >= since + options.preparation:
+                return prepared(now: now)
+            case .working(let kind, let fixed, let until) where now >= until:
+                if !fixed {
+                    // No fix in time: deliver what waits, then sleep.
+                    phase = .working(kind, fixed: true, until: now + options.preparation)
+                    return [.say(.noFix(kind, waited: options.fixWait)), .deliverNow, .scheduleTimer(at: now + options.preparation)]
+                }
+                return workEnded(kind, now: now, timedOut: true)
+            default:
+                return []
+            }
+        }
+    }
+
+    // MARK: Holding the device awake
+
+    /// Why the rules hold the device awake now, if they do.
+    private var reason: String? {
+        guard options.holdsAwake else { return nil }
+        if case .working(let kind, _, _) = phase { return "woken for \(kind.rawValue)" }
+        guard phase == .awake, rules.state != .notRunning, rules.state != .suspended, !rules.isStationary else { return nil }
+        switch rules.authorization {
+        case .always:
+            return "location always, app \(rules.state.rawValue)"
+        case .whenInUse, .denied, .notDetermined, .restricted:
+            // When in use, or kept running by the hybrid's audio: never once the user's session is inactive.
+            guard session != .inactive else { return nil }
+            return "\(rules.authorization.rawValue), app \(rules.state.rawValue), session \(session.rawValue)"
+        }
+    }
+
+    /// Takes, keeps or releases the `block` lock as ``reason`` says; `ended` is why a lock
+    /// held for a wake's work is released.
+    private mutating func hold(ended: String? = nil) -> [Action] {
+        let wanted = reason
+        guard wanted != heldFor else { return [] }
+        heldFor = wanted
+        if let wanted { return [.holdAwake(reason: wanted)] }
+        return [.letSleep(reason: ended ?? released)]
+    }
+
+    /// Why the rules no longer hold the device awake.
+    private var released: String {
+        switch (rules.state, rules.isStationary, session) {
+        case (.suspended, _, _): "the model suspended the app"
+        case (.notRunning, _, _): "the app is not running"
+        case (_, true, _): "the app is stationary"
+        case (_, _, .inactive): "the session is inactive (\(rules.authorization.rawValue))"
+        default: "released"
+        }
+    }
+
+    // MARK: Sleep and resume
+
+    private mutating func sleepAnnounced(now: Duration) -> [Action] {
+        switch phase {
+        case .preparing, .asleep: return []
+        case .awake, .working: break
+        }
+        phase = .preparing(since: now)
+        var actions: [Action] = [.say(.sleepAnnounced(heldFor: heldFor))]
+        if heldFor != nil {
+            heldFor = nil
+            actions.append(.letSleep(reason: "the device goes to sleep"))
+        }
+        return actions + [.prepare(within: options.preparation), .scheduleTimer(at: now + options.preparation)]
+    }
+
+    private mutating func prepared(now: Duration) -> [Action] {
+        guard case .preparing = phase else { return [] }
+        let alarm = WakeKind.allCases.compactMap { kind in nextWake(of: kind, from: now).map { (kind, $0) } }
+            .min { $0.1 < $1.1 }
+        phase = .asleep(since: now, alarm: alarm)
+        var actions: [Action] = []
+        if let (kind, at) = alarm {
+            actions += [.armAlarm(at: at, for: kind), .say(.alarmArmed(kind, in: at - now))]
+        }
+        return actions + [.releaseDelayLock]
+    }
+
+    private mutating func resumed(now: Duration) -> [Action] {
+        let since: Duration
+        let alarm: (WakeKind, Duration)?
+        switch phase {
+        case .asleep(let start, let armed): (since, alarm) = (start, armed)
+        case .preparing(let start): (since, alarm) = (start, nil)  // the sleep did not wait for us
+        case .awake, .working: return []
+        }
+        var actions: [Action] = [.disarmAlarm, .takeDelayLock, .resume(asleep: now - since)]
+        // The alarm's wake: within a second of its time (the RTC's resolution), or later.
+        if let (kind, at) = alarm, now + .seconds(1) >= at {
+            budgets[kind, default: kind.defaultBudget].spend(at: now)
+            due[kind] = nil
+            phase = .working(kind, fixed: false, until: now + options.fixWait)
+            actions += [.say(.woke(kind, late: max(.zero, now - at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
+        } else {
+            phase = .awake
+            actions.append(.say(.resumed(asleep: now - since)))
+        }
+        return actions + hold()
+    }
+
+    private mutating func workEnded(_ kind: WakeKind, now: Duration, timedOut: Bool) -> [Action] {
+        phase = .awake
+        return [.say(.workEnded(kind, timedOut: timedOut))] + hold(ended: "done: woken for \(kind.rawValue)")
+    }
+}

@@ -1,0 +1,35 @@
+import KeepAliveCore
+
+/// What the device's sleep did, for the output, `status` and metrics: every lock and every
+/// wake, why, for which kind of work and for how long.
+public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
+    /// The user's session changed.
+    case session(SessionState)
+    /// logind announced a sleep; the `block` lock was held for this reason, if it was.
+    case sleepAnnounced(heldFor: String?)
+    /// The wake alarm is armed for `kind`, `in` from now.
+    case alarmArmed(WakeKind, in: Duration)
+    /// The device resumed after `asleep`, not for an alarm of ours.
+    case resumed(asleep: Duration)
+    /// The device woke for `kind`, `late` after the alarm's time.
+    case woke(WakeKind, late: Duration)
+    /// A wake for `kind` had no fix within `waited`.
+    case noFix(WakeKind, waited: Duration)
+    /// A wake's work ended (delivered, or its time ran out).
+    case workEnded(WakeKind, timedOut: Bool)
+
+    /// The notice in words, as the output prints it.
+    public var description: String {
+        switch self {
+        case .session(let state): "sleep: the user's session is \(state.rawValue)"
+        case .sleepAnnounced(let reason):
+            "sleep: the device goes to sleep" + (reason.map { " (overriding the lock held for \($0))" } ?? "")
+        case .alarmArmed(let kind, let delay): "sleep: wake alarm armed for \(kind.rawValue) in \(delay.secondsText)"
+        case .resumed(let asleep): "sleep: resumed after \(asleep.secondsText) asleep"
+        case .woke(let kind, let late): "sleep: woke for \(kind.rawValue), \(late.secondsText) after the alarm's time"
+        case .noFix(let kind, let waited): "sleep: no fix within \(waited.secondsText) of the wake for \(kind.rawValue)"
+        case .workEnded(let kind, let timedOut):
+            "sleep: the wake for \(kind.rawValue) " + (timedOut ? "ran out of time" : "is done") + "; the device may sleep"
+        }
+    }
+}

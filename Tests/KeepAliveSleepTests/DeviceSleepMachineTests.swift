@@ -1,0 +1,183 @@
+import KeepAliveCore
+import KeepAliveSleep
+import Testing
+
+/// The device's sleep under the model's rules, on plain boot-clock durations: which lock is
+/// held when, what a sleep and a resume do, and when the rules wake the device.
+struct DeviceSleepMachineTests {
+    private func seconds(_ value: Int) -> Duration { .seconds(value) }
+
+    private func started(_ options: DeviceSleepMachine.Options = .init()) -> DeviceSleepMachine {
+        var machine = DeviceSleepMachine(options: options)
+        #expect(machine.handle(.started(now: .zero)) == [.takeDelayLock])
+        return machine
+    }
+
+    /// Asks for a wake, sleeps at 1 s and resumes at `resumed`: the resume's actions.
+    private func sleep(
+        _ machine: inout DeviceSleepMachine, wakingFor kind: WakeKind, at due: Duration, resumedAt resumed: Duration
+    ) -> [DeviceSleepMachine.Action] {
+        _ = machine.handle(.wake(kind, at: due, now: .zero))
+        _ = machine.handle(.sleepAnnounced(now: seconds(1)))
+        _ = machine.handle(.prepared(now: seconds(1)))
+        return machine.handle(.resumed(now: resumed))
+    }
+
+    private func holds(_ actions: [DeviceSleepMachine.Action]) -> Bool? {
+        for action in actions.reversed() {
+            if case .holdAwake = action { return true }
+            if case .letSleep = action { return false }
+        }
+        return nil
+    }
+
+    @Test func alwaysHoldsTheDeviceAwakeWhileTheAppRunsAndReleasesItWhenTheModelSuspendsIt() {
+        var machine = started()
+        #expect(holds(machine.handle(.app(.init(state: .background, authorization: .always), now: seconds(1)))) == true)
+        #expect(machine.heldFor == "location always, app background")
+        // A session going inactive changes nothing for always.
+        #expect(holds(machine.handle(.session(.inactive, now: seconds(2)))) == nil)
+        #expect(
+            machine.handle(.app(.init(state: .suspended, authorization: .always), now: seconds(3)))
+                == [.letSleep(reason: "the model suspended the app")]
+        )
+        #expect(machine.heldFor == nil)
+    }
+
+    @Test func whenInUseIsNeverHeldAwakeOnceTheSessionIsInactive() {
+        var machine = started()
+        _ = machine.handle(.session(.active, now: .zero))
+        #expect(holds(machine.handle(.app(.init(state: .background, authorization: .whenInUse), now: seconds(1)))) == true)
+        #expect(
+            machine.handle(.session(.inactive, now: seconds(2)))
+                == [.say(.session(.inactive)), .letSleep(reason: "the session is inactive (when-in-use)")]
+        )
+        // The model still lets the app run (its background task), but not the device awake.
+        #expect(machine.handle(.app(.init(state: .background, authorization: .whenInUse), now: seconds(3))).isEmpty)
+        #expect(holds(machine.handle(.session(.active, now: seconds(4)))) == true)
+    }
+
+    @Test func aHeadlessDeviceFollowsTheModelAlone() {
+        var machine = started()
+        #expect(holds(machine.handle(.app(.init(state: .background, authorization: .whenInUse), now: .zero))) == true)
+        #expect(machine.heldFor == "when-in-use, app background, session none")
+        #expect(holds(machine.handle(.app(.init(state: .suspended, authorization: .whenInUse), now: seconds(30)))) == false)
+    }
+
+    @Test func theStationaryPauseAndAnOptOutReleaseTheLock() {
+        var machine = started()
+        _ = machine.handle(.app(.init(state: .background, authorization: .always), now: .zero))
+        #expect(
+            machine.handle(.app(.init(state: .background, authorization: .always, isStationary: true), now: seconds(1)))
+                == [.letSleep(reason: "the app is stationary")]
+        )
+        var never = DeviceSleepMachine.Options()
+        never.holdsAwake = false
+        var optedOut = started(never)
+        #expect(optedOut.handle(.app(.init(state: .background, authorization: .always), now: .zero)).isEmpty)
+        #expect(optedOut.heldFor == nil)
+    }
+
+    @Test func aSleepIsPreparedForAndTheDelayLockReleasedOnlyAfter() {
+        var machine = started()
+        _ = machine.handle(.app(.init(state: .background, authorization: .always), now: .zero))
+        #expect(
+            machine.handle(.sleepAnnounced(now: seconds(100)))
+                == [
+                    .say(.sleepAnnounced(heldFor: "location always, app background")),
+                    .letSleep(reason: "the device goes to sleep"),
+                    .prepare(within: seconds(4)),
+                    .scheduleTimer(at: seconds(104)),
+                ]
+        )
+        // No lock is taken again while preparing, whatever the model says.
+        #expect(machine.handle(.app(.init(state: .active, authorization: .always), now: seconds(101))).isEmpty)
+        #expect(machine.handle(.prepared(now: seconds(102))) == [.releaseDelayLock])
+        #expect(machine.handle(.timerFired(now: seconds(104))).isEmpty)  // already prepared
+        #expect(
+            machine.handle(.resumed(now: seconds(160)))
+                == [
+                    .disarmAlarm, .takeDelayLock, .resume(asleep: seconds(58)), .say(.resumed(asleep: seconds(58))),
+                    .holdAwake(reason: "location always, app active"),
+                ]
+        )
+    }
+
+    @Test func aPreparationThatTakesTooLongIsCutAtItsBound() {
+        var machine = started()
+        _ = machine.handle(.sleepAnnounced(now: seconds(10)))
+        #expect(machine.handle(.timerFired(now: seconds(13))).isEmpty)
+        #expect(machine.handle(.timerFired(now: seconds(14))) == [.releaseDelayLock])
+        #expect(machine.handle(.prepared(now: seconds(15))).isEmpty)
+    }
+
+    @Test func aWakeIsArmedForTheEarliestWorkItsBudgetAllowsAndHoldsTheDeviceForItsFix() {
+        var machine = started()
+        _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
+        _ = machine.handle(.wake(.monitoring, at: seconds(300), now: .zero))
+        _ = machine.handle(.wake(.refresh, at: seconds(200), now: .zero))
+        _ = machine.handle(.sleepAnnounced(now: seconds(10)))
+        #expect(
+            machine.handle(.prepared(now: seconds(11)))
+                == [.armAlarm(at: seconds(200), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(189))), .releaseDelayLock]
+        )
+        #expect(
+            machine.handle(.resumed(now: seconds(201)))
+                == [
+                    .disarmAlarm, .takeDelayLock, .resume(asleep: seconds(190)), .say(.woke(.refresh, late: seconds(1))),
+                    .runWork(.refresh), .scheduleTimer(at: seconds(246)), .holdAwake(reason: "woken for refresh"),
+                ]
+        )
+        #expect(machine.handle(.fixArrived(now: seconds(230))) == [.deliverNow])
+        #expect(
+            machine.handle(.workDone(now: seconds(231)))
+                == [.say(.workEnded(.refresh, timedOut: false)), .letSleep(reason: "done: woken for refresh")]
+        )
+        // The refresh is spent; the monitoring check is next.
+        #expect(machine.nextWake(of: .refresh, from: seconds(231)) == nil)
+        #expect(machine.nextWake(of: .monitoring, from: seconds(231)) == seconds(300))
+    }
+
+    @Test func workDueWhileItsBudgetIsSpentWaitsForTheBudget() {
+        var machine = started()
+        #expect(sleep(&machine, wakingFor: .poll, at: seconds(60), resumedAt: seconds(60)).contains(.runWork(.poll)))
+        _ = machine.handle(.timerFired(now: seconds(105)))  // no fix in 45 s: deliver, then sleep
+        _ = machine.handle(.timerFired(now: seconds(109)))
+        // The next poll is due 10 s later, but a poll may wake the device once each 10 minutes.
+        _ = machine.handle(.wake(.poll, at: seconds(120), now: seconds(110)))
+        #expect(machine.nextWake(of: .poll, from: seconds(110)) == seconds(660))
+        _ = machine.handle(.sleepAnnounced(now: seconds(111)))
+        #expect(machine.handle(.prepared(now: seconds(112))).first == .armAlarm(at: seconds(660), for: .poll))
+    }
+
+    @Test func aWakeWithNoFixDeliversWhatItHasAndLetsTheDeviceSleep() {
+        var machine = started()
+        #expect(sleep(&machine, wakingFor: .monitoring, at: seconds(50), resumedAt: seconds(50)).contains(.runWork(.monitoring)))
+        #expect(
+            machine.handle(.timerFired(now: seconds(95)))
+                == [.say(.noFix(.monitoring, waited: seconds(45))), .deliverNow, .scheduleTimer(at: seconds(99))]
+        )
+        #expect(machine.heldFor == "woken for monitoring")
+        #expect(
+            machine.handle(.timerFired(now: seconds(99)))
+                == [.say(.workEnded(.monitoring, timedOut: true)), .letSleep(reason: "done: woken for monitoring")]
+        )
+    }
+
+    @Test func aResumeBeforeTheAlarmsTimeIsNotAWake() {
+        var machine = started()
+        let actions = sleep(&machine, wakingFor: .refresh, at: seconds(900), resumedAt: seconds(300))  // the lid opened
+        #expect(actions.contains(.say(.resumed(asleep: seconds(299)))))
+        #expect(!actions.contains(.runWork(.refresh)))
+        #expect(machine.nextWake(of: .refresh, from: seconds(300)) == seconds(900))
+    }
+
+    @Test func aSleepAnnouncedDuringAWakeOverridesItsWork() {
+        var machine = started()
+        #expect(sleep(&machine, wakingFor: .poll, at: seconds(20), resumedAt: seconds(20)).contains(.runWork(.poll)))
+        let actions = machine.handle(.sleepAnnounced(now: seconds(25)))
+        #expect(actions.contains(.letSleep(reason: "the device goes to sleep")))
+        #expect(machine.heldFor == nil)
+        #expect(machine.handle(.fixArrived(now: seconds(26))).isEmpty)
+    }
+}
