@@ -75,6 +75,8 @@ let package = Package(
             name: "CSDBus",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // timerfd on CLOCK_BOOTTIME_ALARM: the wake alarm of the device's sleep.
+        .systemLibrary(name: "CWakeAlarm"),
         // sd_notify's datagram protocol to $NOTIFY_SOCKET, in a few lines of C: no libsystemd.
         .systemLibrary(name: "CSystemdNotify"),
         // The listening socket of `keepalive run --metrics`.
@@ -108,7 +110,7 @@ let package = Package(
         // The device's sleep under the model's rules: logind's locks and signals, wake alarms.
         .target(
             name: "KeepAliveSleep",
-            dependencies: ["KeepAliveCore", "KeepAliveBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveBus", "CSDBus", "CWakeAlarm", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "KeepAliveGeoClue",

@@ -25,7 +25,9 @@
     X(sd_bus_reply_method_error) X(sd_bus_emit_properties_changed_strv) \
     X(sd_bus_query_sender_creds) X(sd_bus_creds_get_pid) X(sd_bus_creds_get_euid) X(sd_bus_creds_unref) \
     X(sd_bus_track_new) X(sd_bus_track_add_name) X(sd_bus_track_unref) \
-    X(sd_bus_error_set) X(sd_bus_error_free) X(sd_pid_get_session) X(sd_session_is_active)
+    X(sd_bus_error_set) X(sd_bus_error_free) X(sd_pid_get_session) X(sd_session_is_active) \
+    X(sd_bus_call) X(sd_bus_match_signal) X(sd_bus_get_property) \
+    X(sd_bus_message_enter_container) X(sd_bus_message_exit_container)
 
 typedef struct {
 #define CSDBUS_FIELD(name) __typeof__(&name) name;
@@ -93,6 +95,16 @@ static int csdbus_gone(sd_bus_track *track, void *userdata) {
     return h->gone(h->context, track);
 }
 
+static int csdbus_signal(sd_bus_message *signal, void *userdata, sd_bus_error *error) {
+    (void)error;
+    const csdbus_handlers *h = userdata;
+    h->reply(h->context, signal);
+    return 0;
+}
+
+/// The handler for `sd_bus_match_signal`, with the handlers as its userdata: a signal reaches
+/// their `reply`.
+static inline sd_bus_message_handler_t csdbus_signal_handler(void) { return csdbus_signal; }
 /// The reply handler for `sd_bus_call_async`, with the handlers as its userdata.
 static inline sd_bus_message_handler_t csdbus_reply_handler(void) { return csdbus_reply; }
 /// The handler for `sd_bus_track_new`, with the handlers as its userdata.

@@ -47,6 +47,22 @@ package struct BusMessage {
         return api.pointee.sd_bus_message_read_basic!(pointer, CChar(UInt8(ascii: "b")), &value) > 0 ? value != 0 : nil
     }
 
+    /// A Unix file descriptor the message carries, duplicated (close-on-exec): the caller's own.
+    package func readFileDescriptor() -> Int32? {
+        var value: Int32 = -1
+        guard api.pointee.sd_bus_message_read_basic!(pointer, CChar(UInt8(ascii: "h")), &value) > 0, value >= 0 else { return nil }
+        let copy = fcntl(value, F_DUPFD_CLOEXEC, 3)
+        return copy >= 0 ? copy : nil
+    }
+
+    /// Enters a container (`r` a structure, `v` a variant, `a` an array) of `contents`.
+    package func enter(_ kind: Character, _ contents: String) -> Bool {
+        api.pointee.sd_bus_message_enter_container!(pointer, CChar(kind.asciiValue!), contents) > 0
+    }
+
+    /// Leaves the container entered last.
+    package func exit() { _ = api.pointee.sd_bus_message_exit_container!(pointer) }
+
     // MARK: Writing
 
     @discardableResult

@@ -136,6 +136,54 @@ package final class SDBus {
         return cookie
     }
 
+    /// Calls `member` on `destination` and waits for the reply (at most `timeout`
+    /// microseconds): the reply, to ``BusMessage/release()`` once read, or the error.
+    package func call(
+        _ destination: String, path: String, interface: String, member: String, timeout: UInt64 = 5_000_000,
+        _ append: (BusMessage) -> Void = { _ in }
+    ) throws(BusFailure) -> BusMessage {
+        var message: OpaquePointer?
+        guard api.pointee.sd_bus_message_new_method_call!(bus, &message, destination, path, interface, member) >= 0, let message else {
+            throw .lost("cannot make a call to \(destination)")
+        }
+        defer { _ = api.pointee.sd_bus_message_unref!(message) }
+        append(BusMessage(api, message))
+        var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
+        defer { api.pointee.sd_bus_error_free!(&error) }
+        var reply: OpaquePointer?
+        let result = api.pointee.sd_bus_call!(bus, message, timeout, &error, &reply)
+        guard result >= 0, let reply else {
+            let reason = error.message.map { String(cString: $0) } ?? Self.describe(result)
+            throw .lost("\(interface).\(member) failed: \(reason)")
+        }
+        return BusMessage(api, reply)
+    }
+
+    /// Reads `property` of `interface` at `path` on `destination`: the reply, positioned at the
+    /// value's variant of `type` (entered), to ``BusMessage/release()`` once read.
+    package func property(_ destination: String, path: String, interface: String, name: String, type: String) throws(BusFailure) -> BusMessage {
+        let reply = try call(destination, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get") { call in
+            call.append(interface)
+            call.append(name)
+        }
+        guard reply.enter("v", type) else {
+            reply.release()
+            throw .lost("\(interface).\(name) is not a \(type)")
+        }
+        return reply
+    }
+
+    /// Calls `handlers`' `reply` with each signal `member` of `interface` that `sender` sends
+    /// (from `path`, or from any path if `nil`), for as long as the connection lives.
+    package func matchSignal(
+        sender: String, path: String?, interface: String, member: String?, handlers: UnsafeMutablePointer<csdbus_handlers>
+    ) throws(BusFailure) {
+        var slot: OpaquePointer?
+        let result = api.pointee.sd_bus_match_signal!(bus, &slot, sender, path, interface, member, csdbus_signal_handler(), handlers)
+        guard result >= 0, let slot else { throw .setup("cannot follow \(interface).\(member ?? "*") on the bus: \(Self.describe(result))") }
+        slots.append(slot)
+    }
+
     /// A tracker that calls `handlers`' `gone` once `name` has left the bus.
     package func track(_ name: String, handlers: UnsafeMutablePointer<csdbus_handlers>) -> OpaquePointer? {
         var track: OpaquePointer?

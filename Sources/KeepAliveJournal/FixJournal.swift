@@ -311,4 +311,9 @@ extension FixJournal: FixRecorder, MonitorEventRecorder {
 
     /// Appends `event`: an event record, after the fixes stored so far.
     public func record(_ event: MonitorEvent) throws { _ = try append(event) }
+
+    /// Marks a gap after the records stored so far.
+    public func recordGap(from start: Date, to end: Date, reason: String) throws {
+        try markGap(from: start, to: end, reason: reason)
+    }
 }

@@ -109,6 +109,11 @@ enum JournalSchema {
         migrator.registerMigration("v4 clock offset") { db in
             try db.execute(sql: "ALTER TABLE fix ADD COLUMN clockOffset INTEGER")
         }
+        // Times the device slept (wall clock, seconds since 1970), after the record `afterSeq`:
+        // an export starts a new segment there.
+        migrator.registerMigration("v5 gaps") { db in
+            try db.execute(sql: "CREATE TABLE gap (afterSeq INTEGER NOT NULL, start REAL NOT NULL, end REAL NOT NULL, reason TEXT NOT NULL)")
+        }
         return migrator
     }()
 

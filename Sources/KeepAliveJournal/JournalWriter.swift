@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 public import KeepAliveCore
 public import KeepAliveMonitoring
 
@@ -211,6 +211,19 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
             let (count, failure) = state.read { ($0.held.count, $0.failure) }
             if let failure { report(.dropped(count: count, error: failure)) }
         }
+    }
+
+    /// Commits what is held now (before the device sleeps), or throws why it could not.
+    public func commitNow() throws {
+        guard commit() else {
+            throw JournalError.database(path: journal.file.path, detail: "fixes held in memory could not be committed before the sleep")
+        }
+    }
+
+    /// Commits what is held, then marks the gap after it: the gap follows every fix taken before it.
+    public func recordGap(from start: Date, to end: Date, reason: String) throws {
+        commit()
+        try journal.markGap(from: start, to: end, reason: reason)
     }
 
     /// Commits what is held: nothing waits in memory while the app is suspended.

@@ -3,6 +3,12 @@ import KeepAliveCore
 /// What the device's sleep did, for the output, `status` and metrics: every lock and every
 /// wake, why, for which kind of work and for how long.
 public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
+    /// A lock is taken: `block` holds the device awake, `delay` lets a sleep wait for the preparation.
+    case lockTaken(InhibitorLock.Mode, why: String)
+    /// A lock is released after being held for `held`.
+    case lockReleased(InhibitorLock.Mode, why: String, held: Duration)
+    /// Something failed (a lock refused, the alarm not armed); the service goes on.
+    case failed(String)
     /// The user's session changed.
     case session(SessionState)
     /// logind announced a sleep; the `block` lock was held for this reason, if it was.
@@ -21,6 +27,9 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     /// The notice in words, as the output prints it.
     public var description: String {
         switch self {
+        case .lockTaken(let mode, let why): "sleep: \(mode.rawValue) lock taken: \(why)"
+        case .lockReleased(let mode, let why, let held): "sleep: \(mode.rawValue) lock released after \(held.secondsText): \(why)"
+        case .failed(let reason): "sleep: \(reason)"
         case .session(let state): "sleep: the user's session is \(state.rawValue)"
         case .sleepAnnounced(let reason):
             "sleep: the device goes to sleep" + (reason.map { " (overriding the lock held for \($0))" } ?? "")

@@ -38,6 +38,25 @@ import Testing
         #expect(gpx.contains(#"<trkpt lat="52.0000000" lon="4.0000000"><ele>10.50</ele><time>2023-11-14T22:13:20.000Z</time>"#))
     }
 
+    @Test func aSleepTheJournalMarkedStartsANewSegmentHoweverShort() throws {
+        let folder = TemporaryFolder()
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        try journal.append(contentsOf: (0..<3).map { fix($0, at: start + Double($0)) })
+        // 40 s asleep: far below the 300 s a gap in time alone needs.
+        try journal.recordGap(from: start + 3, to: start + 43, reason: "asleep")
+        try journal.append(contentsOf: (3..<5).map { fix($0, at: start + 40 + Double($0)) })
+        try journal.recordGap(from: start + 45, to: start + 50, reason: "asleep")  // after the last fix: no segment yet
+        let gpx = try export(journal, .gpx)
+        let counter = ElementCounter()
+        let parser = XMLParser(data: Data(gpx.utf8))
+        parser.delegate = counter
+        #expect(parser.parse())
+        #expect(counter.counts["trkseg"] == 2 && counter.counts["trkpt"] == 5)
+        #expect(try journal.gaps().map(\.afterSequence) == [3, 5])
+        #expect(try journal.gaps().first?.end == start + 43)
+    }
+
     @Test func anEmptyJournalStillGivesWellFormedDocuments() throws {
         let folder = TemporaryFolder()
         let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))

@@ -1,6 +1,21 @@
+public import FoundationEssentials
+
 /// Somewhere fixes are kept as they come: the journal module's `FixJournal` keeps them
 /// durably in SQLite. A ``KeepAliveService`` given one records every fix it delivers.
 public protocol FixRecorder: Sendable {
     /// Keeps `fix`, or throws why it could not.
     func record(_ fix: Location) throws
+    /// Makes what was recorded durable now: before the device sleeps (a battery can run out
+    /// while it does). By default nothing: each record already is.
+    func commitNow() throws
+    /// Marks the time from `start` to `end` as a gap after what was recorded so far: the
+    /// device slept (`reason`). By default, nothing is kept.
+    func recordGap(from start: Date, to end: Date, reason: String) throws
+}
+
+extension FixRecorder {
+    /// Nothing to commit: each record is durable.
+    public func commitNow() throws {}
+    /// Nothing kept.
+    public func recordGap(from start: Date, to end: Date, reason: String) throws {}
 }

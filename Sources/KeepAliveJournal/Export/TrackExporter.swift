@@ -17,7 +17,8 @@ public struct TrackExporter: Sendable {
     /// The track's name (GPX `trk` name).
     public var name: String
 
-    /// An exporter to `format`; a gap longer than `segmentGap` starts a new segment.
+    /// An exporter to `format`; a gap longer than `segmentGap`, or a sleep of the device the
+    /// journal marked (``FixJournal/gaps()``), starts a new segment.
     public init(format: TrackFormat, segmentGap: Duration = .seconds(300), name: String = "keepalive") {
         self.format = format
         self.segmentGap = segmentGap
@@ -53,18 +54,29 @@ public struct TrackExporter: Sendable {
             }
             try emit("<trk>\n  <name>\(Self.escapedXML(name))</name>\n")
         }
+        // A sleep of the device ends a segment too, however short: the track did not go on.
+        var sleeps = try journal.gaps().map(\.afterSequence)[...]
+        var previousSequence: Int64 = 0
         try journal.forEachRecord(from: from, to: to) { record in
             let time = record.location.timestamp ?? record.recordedAt
             if format == .gpx {
                 guard record.event == nil else { return }
+                var slept = false
+                while let gap = sleeps.first, gap < record.sequence {
+                    slept = slept || gap >= previousSequence
+                    sleeps.removeFirst()
+                }
                 if previous == nil {
                     try emit("  <trkseg>\n")
-                } else if let previous, time.timeIntervalSince(previous) > segmentGap.seconds {
+                } else if slept || time.timeIntervalSince(previous!) > segmentGap.seconds {
                     try emit("  </trkseg>\n  <trkseg>\n")
                 }
             }
             try emit(line(record, time: time, first: count == 0))
-            if record.event == nil { previous = time }
+            if record.event == nil {
+                previous = time
+                previousSequence = record.sequence
+            }
             count += 1
         }
         try emit(footer(hadPoints: previous != nil))

@@ -1,0 +1,38 @@
+// Linux's timerfd on CLOCK_BOOTTIME_ALARM: a timer on the boot clock (it runs on while the
+// device sleeps) that wakes a suspended device when it expires (it needs CAP_WAKE_ALARM).
+// The Glibc module leaves sys/timerfd.h out; like CProcessControl's, this header includes no
+// system header and declares what it uses (the layouts are Linux's on every 64-bit
+// architecture Debian builds).
+#ifndef LOCATIONKEEPALIVE_CWAKEALARM_SHIM_H
+#define LOCATIONKEEPALIVE_CWAKEALARM_SHIM_H
+
+struct cwake_timespec { long seconds; long nanoseconds; };
+struct cwake_itimerspec { struct cwake_timespec interval; struct cwake_timespec value; };
+
+int timerfd_create(int clock, int flags);
+int timerfd_settime(int descriptor, int flags, const void *value, void *old);
+int *__errno_location(void);
+
+#define CWAKE_CLOCK_BOOTTIME 7
+#define CWAKE_CLOCK_BOOTTIME_ALARM 9
+/// TFD_CLOEXEC | TFD_NONBLOCK (O_CLOEXEC | O_NONBLOCK).
+#define CWAKE_FLAGS (02000000 | 04000)
+#define CWAKE_TIMER_ABSTIME 1
+
+/// A timer on `clock` (CWAKE_CLOCK_BOOTTIME_ALARM, or CWAKE_CLOCK_BOOTTIME for one that does
+/// not wake the device), or -1 with errno (EPERM without CAP_WAKE_ALARM).
+static inline int cwake_create(int clock) {
+    int descriptor = timerfd_create(clock, CWAKE_FLAGS);
+    return descriptor;
+}
+
+/// Arms `descriptor` to expire once at `seconds`.`nanoseconds` on its clock (both 0:
+/// disarms it); 0, or -1 with errno.
+static inline int cwake_set(int descriptor, long seconds, long nanoseconds) {
+    struct cwake_itimerspec value = { { 0, 0 }, { seconds, nanoseconds } };
+    return timerfd_settime(descriptor, CWAKE_TIMER_ABSTIME, &value, 0);
+}
+
+static inline int cwake_errno(void) { return *__errno_location(); }
+
+#endif

@@ -1,0 +1,196 @@
+import KeepAliveCore
+
+/// The device's sleep followed for one service (or a host): does what ``DeviceSleepMachine``
+/// decides with logind's locks and signals, the wake alarm and the service's ``SleepHands``,
+/// and says each step (``SleepNotice``). Runs in ``run()`` until cancelled.
+public final class DeviceSleepKeeper: Sendable {
+    /// What the keeper runs with.
+    public struct Configuration: Sendable {
+        /// The machine's rules, budgets and bounds.
+        public var options = DeviceSleepMachine.Options()
+        /// The lock's `who`, as `systemd-inhibit --list` shows it.
+        public var who = "keepalive"
+        /// Whether work may wake the device (a wake alarm: needs `CAP_WAKE_ALARM`).
+        public var wakes = true
+
+        /// The defaults: held awake as the rules allow, wakes by the default budgets.
+        public init() {}
+    }
+
+    /// Where the keeper stands, for `status`.
+    public struct Status: Sendable, Equatable {
+        /// Why the device is held awake now (`nil`: it is not).
+        public var heldFor: String?
+        /// The user's session.
+        public var session = SessionState.none
+        /// Sleeps the device went through.
+        public var sleeps = 0
+        /// Wakes the alarm made, per kind.
+        public var wakes: [WakeKind: Int] = [:]
+        /// The next wake alarm armed, on the boot clock, and for what.
+        public var alarm: (kind: WakeKind, at: Duration)?
+
+        public static func == (lhs: Status, rhs: Status) -> Bool {
+            lhs.heldFor == rhs.heldFor && lhs.session == rhs.session && lhs.sleeps == rhs.sleeps && lhs.wakes == rhs.wakes
+                && lhs.alarm?.kind == rhs.alarm?.kind && lhs.alarm?.at == rhs.alarm?.at
+        }
+    }
+
+    public let configuration: Configuration
+    private let hands: any SleepHands
+    private let notice: @Sendable (SleepNotice) -> Void
+    private let input: AsyncStream<Input>.Continuation
+    private let events: AsyncStream<Input>
+    private let state = Locked(Status())
+
+    /// A keeper for `hands`, saying what it does to `notice`.
+    public init(configuration: Configuration = Configuration(), hands: any SleepHands, notice: @escaping @Sendable (SleepNotice) -> Void) {
+        self.configuration = configuration
+        self.hands = hands
+        self.notice = notice
+        (events, input) = AsyncStream.makeStream(of: Input.self)
+    }
+
+    /// Where it stands now.
+    public var status: Status { state.read { $0 } }
+
+    /// The model's view of the app changed.
+    public func app(_ rules: DeviceSleepMachine.AppRules) { input.yield(.machine(.app(rules, now: BootClock.now()))) }
+
+    /// Work of `kind` wants the device awake at `time` on the boot clock (`nil`: no longer).
+    public func wake(_ kind: WakeKind, at time: Duration?) { input.yield(.machine(.wake(kind, at: time, now: BootClock.now()))) }
+
+    /// A fix arrived (after a wake, the work's).
+    public func fixArrived() { input.yield(.machine(.fixArrived(now: BootClock.now()))) }
+
+    /// Follows logind and does what the machine decides until cancelled; then releases its locks.
+    /// - Throws: ``SleepError`` when logind or the wake alarm cannot be used.
+    public func run() async throws(SleepError) {
+        let input = input
+        let logind = try Logind { signal in
+            let now = BootClock.now()
+            switch signal {
+            case .prepareForSleep(true): input.yield(.machine(.sleepAnnounced(now: now)))
+            case .prepareForSleep(false): input.yield(.machine(.resumed(now: now)))
+            case .session(let session): input.yield(.machine(.session(session, now: now)))
+            case .lost(let reason): input.yield(.lost(reason))
+            }
+        }
+        defer { logind.stop() }
+        let alarm = configuration.wakes ? try WakeAlarm() : nil
+        var locks = HeldLocks()
+        var machine = DeviceSleepMachine(options: configuration.options)
+        input.yield(.machine(.started(now: BootClock.now())))
+        await withDiscardingTaskGroup { group in
+            // The stream's iteration ends when the run is cancelled.
+            for await next in events {
+                guard case .machine(let event) = next else {
+                    if case .lost(let reason) = next {
+                        notice(.failed("logind's connection ended (\(reason)): the device's sleep is no longer followed"))
+                    }
+                    break
+                }
+                for action in machine.handle(event) {
+                    await perform(action, locks: &locks, logind: logind, alarm: alarm, group: &group)
+                }
+                state.withLock { $0.heldFor = machine.heldFor }
+            }
+            group.cancelAll()
+        }
+        alarm?.disarm()
+        for (mode, lock) in locks.all { say(released: lock, mode: mode, since: locks.since[mode] ?? .zero, why: "the service stops") }
+    }
+
+    private func perform(
+        _ action: DeviceSleepMachine.Action, locks: inout HeldLocks, logind: Logind, alarm: WakeAlarm?, group: inout DiscardingTaskGroup
+    ) async {
+        let input = input
+        switch action {
+        case .holdAwake(let reason):
+            await take(.block, why: reason, locks: &locks, logind: logind)
+        case .letSleep(let reason):
+            if let lock = locks.remove(.block) { say(released: lock.lock, mode: .block, since: lock.since, why: reason) }
+        case .takeDelayLock:
+            await take(.delay, why: "commit the journal and deliver before the device sleeps", locks: &locks, logind: logind)
+        case .releaseDelayLock:
+            if let lock = locks.remove(.delay) { say(released: lock.lock, mode: .delay, since: lock.since, why: "ready for the sleep") }
+        case .prepare(let bound):
+            state.withLock { $0.sleeps += 1 }
+            group.addTask { [hands] in
+                await hands.prepareForSleep(within: bound)
+                input.yield(.machine(.prepared(now: BootClock.now())))
+            }
+        case .resume(let asleep):
+            group.addTask { [hands] in await hands.resumed(asleep: asleep) }
+        case .armAlarm(let time, let kind):
+            do throws(SleepError) {
+                try alarm?.arm(at: time)
+                state.withLock { $0.alarm = (kind, time) }
+            } catch {
+                notice(.failed("\(error)"))
+            }
+        case .disarmAlarm:
+            alarm?.disarm()
+            state.withLock { $0.alarm = nil }
+        case .runWork(let kind):
+            state.withLock { $0.wakes[kind, default: 0] += 1 }
+            group.addTask { [hands] in await hands.runWork(kind) }
+        case .deliverNow:
+            let bound = configuration.options.preparation
+            group.addTask { [hands] in
+                await hands.deliverNow(within: bound)
+                input.yield(.machine(.workDone(now: BootClock.now())))
+            }
+        case .scheduleTimer(let time):
+            group.addTask {
+                // A timer replaced by a later one still fires: the machine ignores it then.
+                guard (try? await Task.sleep(for: max(.zero, time - BootClock.now()))) != nil else { return }
+                input.yield(.machine(.timerFired(now: BootClock.now())))
+            }
+        case .say(let said):
+            if case .session(let session) = said { state.withLock { $0.session = session } }
+            notice(said)
+        }
+    }
+
+    private func take(_ mode: InhibitorLock.Mode, why: String, locks: inout HeldLocks, logind: Logind) async {
+        do throws(SleepError) {
+            let lock = try await logind.inhibit(mode, who: configuration.who, why: why)
+            notice(.lockTaken(mode, why: why))
+            // The new lock first: the device is never left without one between the two.
+            if let old = locks.remove(mode) { old.lock.release() }
+            locks.add(lock, mode: mode, at: BootClock.now())
+        } catch {
+            notice(.failed("\(error)"))
+        }
+    }
+
+    private func say(released lock: InhibitorLock, mode: InhibitorLock.Mode, since: Duration, why: String) {
+        lock.release()
+        notice(.lockReleased(mode, why: why, held: BootClock.now() - since))
+    }
+}
+
+/// What the keeper's loop takes: the machine's events, and the end of logind's connection.
+private enum Input: Sendable {
+    case machine(DeviceSleepMachine.Event)
+    case lost(String)
+}
+
+/// The locks a keeper holds, with when each was taken.
+private struct HeldLocks {
+    private(set) var locks: [InhibitorLock.Mode: InhibitorLock] = [:]
+    private(set) var since: [InhibitorLock.Mode: Duration] = [:]
+
+    var all: [(InhibitorLock.Mode, InhibitorLock)] { locks.map { ($0.key, $0.value) } }
+
+    mutating func add(_ lock: InhibitorLock, mode: InhibitorLock.Mode, at time: Duration) {
+        locks[mode] = lock
+        since[mode] = time
+    }
+
+    mutating func remove(_ mode: InhibitorLock.Mode) -> (lock: InhibitorLock, since: Duration)? {
+        guard let lock = locks.removeValue(forKey: mode) else { return nil }
+        return (lock, since.removeValue(forKey: mode) ?? .zero)
+    }
+}

@@ -1,0 +1,91 @@
+import CSDBus
+import Glibc
+import KeepAliveBus
+import KeepAliveCore
+
+/// systemd-logind on the system bus: inhibitor locks, the `PrepareForSleep` signal and the
+/// state of the user's session. Served by sd-bus on a thread of its own (a ``BusThread``);
+/// every call is handed to it.
+public final class Logind: Sendable {
+    /// What logind says.
+    public enum Signal: Sendable, Equatable {
+        /// `PrepareForSleep`: `true` before a sleep, `false` after the resume.
+        case prepareForSleep(Bool)
+        /// The user's session on seat0 changed (read again after any change of logind's).
+        case session(SessionState)
+        /// The connection to the bus ended, and why.
+        case lost(String)
+    }
+
+    private let thread: BusThread
+    private let jobs = Locked<[@Sendable (LogindConnection) -> Void]>([])
+
+    /// Connects to the system bus and follows logind's signals; `signals` is called on the bus
+    /// thread, first with the session's state as it is now.
+    /// - Throws: ``SleepError`` when libsystemd or the bus is missing.
+    public init(signals: @escaping @Sendable (Signal) -> Void) throws(SleepError) {
+        do throws(BusFailure) {
+            thread = try BusThread()
+            let connection = try LogindConnection(bus: try SDBus(), signals: signals)
+            let jobs = jobs
+            try thread.start(
+                connection.bus,
+                drain: { for job in jobs.withLock({ all in defer { all = [] }; return all }) { job(connection) } },
+                ended: { failure in
+                    connection.close()
+                    if let failure { signals(.lost(failure.description)) }
+                }
+            )
+        } catch {
+            throw .setup("\(error) (logind's locks and signals need the system bus)")
+        }
+    }
+
+    /// Takes an inhibitor lock on sleep: logind lists `who` and `why` in `systemd-inhibit --list`.
+    public func inhibit(_ mode: InhibitorLock.Mode, who: String, why: String) async throws(SleepError) -> InhibitorLock {
+        let result: Result<Int32, SleepError> = await withCheckedContinuation { continuation in
+            perform { connection in continuation.resume(returning: connection.inhibit(mode, who: who, why: why)) }
+        }
+        return InhibitorLock(descriptor: try result.get(), mode: mode, why: why)
+    }
+
+    /// Stops following logind; locks already taken stay held until released.
+    public func stop() { thread.stop() }
+
+    private func perform(_ job: @escaping @Sendable (LogindConnection) -> Void) {
+        jobs.withLock { $0.append(job) }
+        thread.poke()
+    }
+}
+
+/// A held inhibitor lock: logind holds off the sleep (`block`) or delays it (`delay`) for as
+/// long as the descriptor is open, and drops the lock when it closes, a crash's included.
+public final class InhibitorLock: Sendable {
+    /// How the lock holds the sleep.
+    public enum Mode: String, Sendable {
+        /// No sleep but one a privileged user asks for.
+        case block
+        /// A sleep waits until the lock is released, at most logind's `InhibitDelayMaxSec`.
+        case delay
+    }
+
+    /// Its mode.
+    public let mode: Mode
+    /// Why it was taken.
+    public let why: String
+    private let descriptor: Locked<Int32>
+
+    init(descriptor: Int32, mode: Mode, why: String) {
+        self.descriptor = Locked(descriptor)
+        self.mode = mode
+        self.why = why
+    }
+
+    deinit { release() }
+
+    /// Releases the lock (once; later calls do nothing).
+    public func release() {
+        let descriptor = descriptor.withLock { value in defer { value = -1 }; return value }
+        if descriptor >= 0 { close(descriptor) }
+    }
+}

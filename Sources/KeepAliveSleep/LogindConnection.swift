@@ -1,0 +1,89 @@
+import CSDBus
+import Glibc
+import KeepAliveBus
+
+/// logind's side of the bus thread: the calls it makes and the signals it follows. Used on the
+/// bus thread alone.
+final class LogindConnection {
+    static let name = "org.freedesktop.login1"
+    static let path = "/org/freedesktop/login1"
+    static let manager = "org.freedesktop.login1.Manager"
+
+    let bus: SDBus
+    private let signals: @Sendable (Logind.Signal) -> Void
+    private let handlers: UnsafeMutablePointer<csdbus_handlers>
+    private var session: SessionState?
+
+    init(bus: SDBus, signals: @escaping @Sendable (Logind.Signal) -> Void) throws(BusFailure) {
+        self.bus = bus
+        self.signals = signals
+        handlers = .allocate(capacity: 1)
+        handlers.initialize(to: csdbus_handlers())
+        handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
+        handlers.pointee.reply = { context, message in
+            let connection = Unmanaged<LogindConnection>.fromOpaque(context!).takeUnretainedValue()
+            connection.signalled(BusMessage(connection.bus.api, message!))
+            return 0
+        }
+        try bus.matchSignal(sender: Self.name, path: Self.path, interface: Self.manager, member: "PrepareForSleep", handlers: handlers)
+        // Any property of logind's that changes (a session locked, another in front): read the session again.
+        try bus.matchSignal(sender: Self.name, path: nil, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", handlers: handlers)
+        try bus.matchSignal(sender: Self.name, path: Self.path, interface: Self.manager, member: "SessionRemoved", handlers: handlers)
+        try bus.matchSignal(sender: Self.name, path: Self.path, interface: Self.manager, member: "SessionNew", handlers: handlers)
+        sessionMayHaveChanged()
+    }
+
+    /// Frees the handlers; called on the bus thread as it ends.
+    func close() { handlers.deallocate() }
+
+    private func signalled(_ message: BusMessage) {
+        if message.member == "PrepareForSleep" {
+            if let sleeping = message.readBool() { signals(.prepareForSleep(sleeping)) }
+        } else {
+            sessionMayHaveChanged()
+        }
+    }
+
+    private func sessionMayHaveChanged() {
+        let now = readSession()
+        guard now != session else { return }
+        session = now
+        signals(.session(now))
+    }
+
+    /// The user's session on seat0: none without a seat or a session in front; inactive when
+    /// the session in front is locked or not a user's (a greeter, a lock screen's own).
+    private func readSession() -> SessionState {
+        guard let active = try? bus.property(Self.name, path: "\(Self.path)/seat/seat0", interface: "org.freedesktop.login1.Seat", name: "ActiveSession", type: "(so)") else {
+            return .none
+        }
+        defer { active.release() }
+        guard active.enter("r", "so"), active.readString() != nil, let path = active.readString("o"), path != "/" else { return .none }
+        let sessionInterface = "org.freedesktop.login1.Session"
+        guard let kind = try? bus.property(Self.name, path: path, interface: sessionInterface, name: "Class", type: "s") else { return .inactive }
+        let isUser = kind.readString() == "user"
+        kind.release()
+        guard isUser, let locked = try? bus.property(Self.name, path: path, interface: sessionInterface, name: "LockedHint", type: "b") else {
+            return .inactive
+        }
+        defer { locked.release() }
+        return locked.readBool() == false ? .active : .inactive
+    }
+
+    /// `Inhibit("sleep", who, why, mode)`: the lock's descriptor.
+    func inhibit(_ mode: InhibitorLock.Mode, who: String, why: String) -> Result<Int32, SleepError> {
+        do throws(BusFailure) {
+            let reply = try bus.call(Self.name, path: Self.path, interface: Self.manager, member: "Inhibit") { call in
+                call.append("sleep")
+                call.append(who)
+                call.append(why)
+                call.append(mode.rawValue)
+            }
+            defer { reply.release() }
+            guard let descriptor = reply.readFileDescriptor() else { return .failure(.failed("logind's Inhibit answered no descriptor")) }
+            return .success(descriptor)
+        } catch {
+            return .failure(.failed("logind refused a \(mode.rawValue) lock: \(error)"))
+        }
+    }
+}

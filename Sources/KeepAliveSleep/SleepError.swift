@@ -1,0 +1,13 @@
+/// Why the device's sleep could not be followed: what is missing and how to get it (`setup`),
+/// or a step that failed (`failed`).
+public enum SleepError: Error, Sendable, Equatable, CustomStringConvertible {
+    case setup(String)
+    case failed(String)
+
+    /// The reason, for a log or a terminal.
+    public var description: String {
+        switch self {
+        case .setup(let reason), .failed(let reason): "device sleep: \(reason)"
+        }
+    }
+}

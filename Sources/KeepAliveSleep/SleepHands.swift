@@ -1,0 +1,15 @@
+/// What the device's sleep asks of the service that runs beside it: its journal, delivery and
+/// location watch. Each returns when done (or when its bound is reached).
+public protocol SleepHands: Sendable {
+    /// Before a sleep: commit the journal, give delivery at most `within`, close the location
+    /// watch (so gpsd may power the receiver down).
+    func prepareForSleep(within: Duration) async
+    /// After a sleep of `asleep`: mark the time asleep as a gap in the journal, reopen the
+    /// watch, deliver what waits.
+    func resumed(asleep: Duration) async
+    /// The device woke for `kind`: run its work. The next fix is reported to the keeper with
+    /// ``DeviceSleepKeeper/fixArrived()``.
+    func runWork(_ kind: WakeKind) async
+    /// Deliver what waits now, within `within`.
+    func deliverNow(within: Duration) async
+}

@@ -1,0 +1,50 @@
+import CWakeAlarm
+import Glibc
+
+/// The wake alarm: a timer on the boot clock that wakes the device from sleep when it expires
+/// (Linux's `timerfd` on `CLOCK_BOOTTIME_ALARM`, which needs `CAP_WAKE_ALARM`: root has it, a
+/// service gets it with `AmbientCapabilities=CAP_WAKE_ALARM`). While the device is awake it
+/// only expires; asleep, the kernel programs the RTC to wake the device for it.
+public final class WakeAlarm: Sendable {
+    private let descriptor: Int32
+
+    /// Opens the alarm's timer, disarmed.
+    /// - Throws: ``SleepError`` when the process may not wake the device.
+    public init() throws(SleepError) {
+        let descriptor = cwake_create(CWAKE_CLOCK_BOOTTIME_ALARM)
+        guard descriptor >= 0 else {
+            let code = cwake_errno()
+            throw .setup(
+                code == EPERM
+                    ? "a wake alarm needs CAP_WAKE_ALARM: run as root, give the service AmbientCapabilities=CAP_WAKE_ALARM, or turn wakes off with --wake none"
+                    : "cannot make a wake alarm (timerfd on CLOCK_BOOTTIME_ALARM): \(String(cString: strerror(code)))"
+            )
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Arms the alarm for `time` on the boot clock (``BootClock``), replacing the one armed before.
+    public func arm(at time: Duration) throws(SleepError) {
+        let (seconds, attoseconds) = max(time, .nanoseconds(1)).components
+        guard cwake_set(descriptor, Int(seconds), Int(attoseconds / 1_000_000_000)) == 0 else {
+            throw .failed("cannot arm the wake alarm: \(String(cString: strerror(cwake_errno())))")
+        }
+    }
+
+    /// Disarms it.
+    public func disarm() { _ = cwake_set(descriptor, 0, 0) }
+}
+
+/// The boot clock (`CLOCK_BOOTTIME`): the time since the device booted, asleep or not. Swift's
+/// `ContinuousClock` reads the same clock on Linux; this one gives its absolute value, which a
+/// wake alarm is armed with.
+public enum BootClock {
+    /// The time since boot.
+    public static func now() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+    }
+}
