@@ -146,6 +146,7 @@ let package = Package(
                 "KeepAliveAudio",
                 "KeepAliveHost",
                 "KeepAliveMonitoring",
+                "KeepAliveSleep",
                 "CSystemdNotify",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,6 +2,7 @@ import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
 import KeepAliveService
+import KeepAliveSleep
 
 /// Writes fixes and events as human lines or NDJSON, flushed line by line.
 package struct Output {
@@ -132,6 +133,10 @@ package struct Output {
         case .stopped:
             object["event"] = "stopped"
             text = "stopped"
+        case .sleep(let notice):
+            object["event"] = "sleep"
+            Self.describe(sleep: notice, in: &object)
+            text = notice.description
         case .fix, .status, .locationEvent:
             return
         }

@@ -38,6 +38,8 @@ extension KeepAlive {
 
         @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
 
+        @OptionGroup(title: "Device sleep") var deviceSleep: DeviceSleepOptions
+
         @Option(
             name: .customLong("mode"),
             help: ArgumentHelp(
@@ -178,6 +180,7 @@ extension KeepAlive {
             configuration.startsInBackground = background
             configuration.keepsAudioDeviceOpen = audioKeepOpen
             configuration.reportingMode = try reportingMode()
+            configuration.deviceSleep = deviceSleep.configuration
             return configuration
         }
 

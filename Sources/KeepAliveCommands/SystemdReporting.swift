@@ -2,6 +2,7 @@ import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
 import KeepAliveService
+import KeepAliveSleep
 
 /// What `keepalive run` tells systemd (a `Type=notify` unit): `READY=1` once it has word from
 /// its location source (gpsd connected, a fix, or why not), `STATUS=` as things change, and
@@ -22,6 +23,8 @@ final class SystemdReporting: Sendable {
         var appState = "launching"
         var location = "no word from the location source yet"
         var keepAlive: String?
+        /// The device's sleep: held awake and why, or allowed to sleep.
+        var sleep: String?
         var queue: Int?
         var lastStatus: ContinuousClock.Instant?
         var lastQueueCheck: ContinuousClock.Instant?
@@ -72,6 +75,17 @@ final class SystemdReporting: Sendable {
                 becomesReady = true
             case .locationEvent(let event):
                 state.keepAlive = "\(event.identifier) \(event.state)"
+            case .sleep(.lockTaken(.block, let why)):
+                state.sleep = "held awake: \(why)"
+                urgent = true
+            case .sleep(.lockReleased(.block, let why, _)):
+                state.sleep = "may sleep: \(why)"
+                urgent = true
+            case .sleep(.woke(let kind, _)):
+                state.sleep = "woken for \(kind.rawValue)"
+                urgent = true
+            case .sleep:
+                break
             case .decision, .authorizationChanged, .callback, .status, .stopped:
                 break
             }
@@ -112,6 +126,7 @@ final class SystemdReporting: Sendable {
     private static func describe(_ state: State) -> String {
         var parts = ["\(state.appState), \(state.strategy)"]
         if let keepAlive = state.keepAlive { parts.append(keepAlive) }
+        if let sleep = state.sleep { parts.append("device \(sleep)") }
         var location = "location: \(state.location)"
         if state.fixes > 0 {
             location += ", \(state.fixes) fixes"

@@ -4,6 +4,7 @@ public import KeepAliveAudio
 public import KeepAliveCore
 public import KeepAliveHost
 public import KeepAliveMonitoring
+public import KeepAliveSleep
 
 /// The keep-alive service: an application model on the real clock, a keep-alive strategy
 /// (hybrid by default) with real silent audio and gpsd polls, a foreground location watch,
@@ -54,6 +55,12 @@ public struct KeepAliveService: Sendable {
         /// swift-metrics, as `keepalive_*` metrics (listed in the command-line tool article);
         /// bootstrap a backend to read them.
         public var recordsMetrics = false
+        /// Follows the device's sleep through logind by the model's rules (``DeviceSleepKeeper``):
+        /// holds it awake only while the app may run in the background for location, prepares
+        /// for each sleep (journal committed, delivery, the watch closed), marks the time asleep
+        /// as a gap, and wakes the device for the strategy's work as its budget allows. `nil`:
+        /// the device's sleep is not followed.
+        public var deviceSleep: DeviceSleepKeeper.Configuration?
 
         /// The defaults: unlimited rules, hybrid strategy, ALSA's default device.
         public init() {}
@@ -82,6 +89,8 @@ public struct KeepAliveService: Sendable {
         case authorizationChanged(LocationAuthorization)
         /// The hybrid driver's periodic client call-back.
         case callback
+        /// The device's sleep: a lock taken or released, a sleep, a resume, a wake.
+        case sleep(SleepNotice)
         /// Something failed and the service goes on.
         case error(String)
         /// Stopped gracefully.

@@ -1,5 +1,6 @@
 import KeepAliveAudio
 import KeepAliveCore
+import KeepAliveSleep
 
 /// The app the service runs: its model, its devices (silent audio, one-shot fixes) and its
 /// keep-alive strategy, driven by the model's run loop, in whose isolation it stays.
@@ -42,6 +43,7 @@ final class ServiceApp {
         model.addObserver { event in
             wiring.emit(.lifecycle(event))
             wiring.locationManager.applicationState = model.state
+            wiring.sleep?.app(.init(state: model.state, authorization: model.authorization, backgroundModes: model.backgroundModes))
             for action in wiring.decide(.lifecycle(event)) {
                 if action == .startForegroundWatch { watchSwitch.yield(true) }
                 if action == .stopForegroundWatch { watchSwitch.yield(false) }

@@ -1,5 +1,6 @@
 import CoreMetrics
 import KeepAliveCore
+import KeepAliveSleep
 
 /// What a running ``KeepAliveService`` counts, through swift-metrics: no cost until the
 /// program bootstraps a backend (`keepalive run --metrics` bootstraps Prometheus). The metrics
@@ -14,9 +15,16 @@ struct ServiceMetrics: Sendable {
     private let reconnections = Counter(label: "keepalive_gpsd_reconnections_total")
     private let suspensions = Counter(label: "keepalive_suspensions_total")
     private let background = Gauge(label: "keepalive_background")
+    private let heldAwake = Gauge(label: "keepalive_device_held_awake")
+    private let heldAwakeSeconds = FloatingPointCounter(label: "keepalive_device_held_awake_seconds_total")
+    private let sleeps = Counter(label: "keepalive_device_sleeps_total")
+    private let wakes = Dictionary(
+        uniqueKeysWithValues: WakeKind.allCases.map { ($0, Counter(label: "keepalive_device_wakes_total", dimensions: [("kind", $0.rawValue)])) }
+    )
 
     init() {
         background.record(0)
+        heldAwake.record(0)
     }
 
     func record(_ event: KeepAliveService.Event) {
@@ -40,6 +48,15 @@ struct ServiceMetrics: Sendable {
             background.record(1)
         case .lifecycle(.willEnterForeground), .lifecycle(.didBecomeActive):
             background.record(0)
+        case .sleep(.lockTaken(.block, _)):
+            heldAwake.record(1)
+        case .sleep(.lockReleased(.block, _, let held)):
+            heldAwake.record(0)
+            heldAwakeSeconds.increment(by: held.seconds)
+        case .sleep(.sleepAnnounced):
+            sleeps.increment()
+        case .sleep(.woke(let kind, _)):
+            wakes[kind]?.increment()
         default:
             break
         }

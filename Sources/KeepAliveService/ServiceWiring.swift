@@ -2,6 +2,7 @@ import KeepAliveAudio
 import KeepAliveCore
 import KeepAliveHost
 import KeepAliveMonitoring
+import KeepAliveSleep
 
 /// What the service's tasks share: its machine, and the hands that do what it decides (the
 /// journal, the host's link, the conditions, the output). Sendable, so that each of the
@@ -16,6 +17,8 @@ final class ServiceWiring: Sendable {
     /// Standalone, the service's own monitor is the app's one watch, foreground or not.
     let ownMonitor: LocationMonitor?
     let conditions: ServiceConditions?
+    /// The device's sleep, followed by the model's rules (`nil`: not followed).
+    let sleep: DeviceSleepKeeper?
     let emit: @Sendable (KeepAliveService.Event) -> Void
     let post: @Sendable (ApplicationCommand) -> Void
     private let machine: Locked<KeepAliveServiceMachine>
@@ -40,6 +43,17 @@ final class ServiceWiring: Sendable {
         }
         self.emit = emit
         self.post = post
+        let journal = configuration.journal
+        sleep = configuration.deviceSleepWithWork.map { sleep in
+            let hands = ServiceSleepHands(
+                journal: journal, delivery: configuration.delivery, locationManager: service.locationManager,
+                record: { fix in
+                    do { try journal?.record(fix) } catch { emit(.error("\(error)")) }
+                },
+                emit: emit
+            )
+            return DeviceSleepKeeper(configuration: sleep, hands: hands) { emit(.sleep($0)) }
+        }
         machine = Locked(
             KeepAliveServiceMachine(options: .init(hasOwnMonitor: ownMonitor != nil, stopTimeout: configuration.stopTimeout))
         )
@@ -116,12 +130,18 @@ final class ServiceWiring: Sendable {
     /// Adds the service's other work to `work`: the authorization's changes, the host's
     /// notices, the conditions' registration with the host, remote commands, the own monitor.
     func startWork(in work: inout DiscardingTaskGroup, player: SilentAudioPlayer) {
+        if let sleep {
+            work.addTask { [self] in
+                do throws(SleepError) { try await sleep.run() } catch { emit(.error("\(error)")) }
+            }
+        }
         if let authorization {
             let changes = authorization.changes()
             work.addTask { [self] in
                 for await snapshot in changes {
                     emit(.authorizationChanged(snapshot.status))
                     post(.setAuthorization(snapshot.status))
+                    sleep?.authorizationChanged(snapshot.status)
                 }
             }
         }

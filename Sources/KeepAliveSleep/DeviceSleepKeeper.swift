@@ -1,4 +1,4 @@
-import KeepAliveCore
+public import KeepAliveCore
 
 /// The device's sleep followed for one service (or a host): does what ``DeviceSleepMachine``
 /// decides with logind's locks and signals, the wake alarm and the service's ``SleepHands``,
@@ -10,8 +10,9 @@ public final class DeviceSleepKeeper: Sendable {
         public var options = DeviceSleepMachine.Options()
         /// The lock's `who`, as `systemd-inhibit --list` shows it.
         public var who = "keepalive"
-        /// Whether work may wake the device (a wake alarm: needs `CAP_WAKE_ALARM`).
-        public var wakes = true
+        /// A missing logind is an error (`false`: it is said, and the sleep is not followed:
+        /// a device without systemd-logind does not sleep through it).
+        public var isRequired = false
 
         /// The defaults: held awake as the rules allow, wakes by the default budgets.
         public init() {}
@@ -42,6 +43,7 @@ public final class DeviceSleepKeeper: Sendable {
     private let input: AsyncStream<Input>.Continuation
     private let events: AsyncStream<Input>
     private let state = Locked(Status())
+    private let rules = Locked(DeviceSleepMachine.AppRules(state: .notRunning, authorization: .notDetermined))
 
     /// A keeper for `hands`, saying what it does to `notice`.
     public init(configuration: Configuration = Configuration(), hands: any SleepHands, notice: @escaping @Sendable (SleepNotice) -> Void) {
@@ -55,19 +57,32 @@ public final class DeviceSleepKeeper: Sendable {
     public var status: Status { state.read { $0 } }
 
     /// The model's view of the app changed.
-    public func app(_ rules: DeviceSleepMachine.AppRules) { input.yield(.machine(.app(rules, now: BootClock.now()))) }
+    public func app(_ rules: DeviceSleepMachine.AppRules) {
+        self.rules.withLock { $0 = rules }
+        input.yield(.machine(.app(rules, now: BootClock.now())))
+    }
+
+    /// The app's authorization changed (its state did not).
+    public func authorizationChanged(_ status: LocationAuthorization) {
+        let rules = rules.withLock { rules in
+            rules.authorization = status
+            return rules
+        }
+        input.yield(.machine(.app(rules, now: BootClock.now())))
+    }
 
     /// Work of `kind` wants the device awake at `time` on the boot clock (`nil`: no longer).
     public func wake(_ kind: WakeKind, at time: Duration?) { input.yield(.machine(.wake(kind, at: time, now: BootClock.now()))) }
 
-    /// A fix arrived (after a wake, the work's).
-    public func fixArrived() { input.yield(.machine(.fixArrived(now: BootClock.now()))) }
-
     /// Follows logind and does what the machine decides until cancelled; then releases its locks.
-    /// - Throws: ``SleepError`` when logind or the wake alarm cannot be used.
+    /// Without a wake alarm (no `CAP_WAKE_ALARM`), it says so and goes on without wakes.
+    /// - Throws: ``SleepError`` when logind cannot be used and ``Configuration/isRequired``;
+    ///   when not required, it says why and returns.
     public func run() async throws(SleepError) {
         let input = input
-        let logind = try Logind { signal in
+        let logind: Logind
+        do throws(SleepError) {
+            logind = try Logind { signal in
             let now = BootClock.now()
             switch signal {
             case .prepareForSleep(true): input.yield(.machine(.sleepAnnounced(now: now)))
@@ -75,9 +90,20 @@ public final class DeviceSleepKeeper: Sendable {
             case .session(let session): input.yield(.machine(.session(session, now: now)))
             case .lost(let reason): input.yield(.lost(reason))
             }
+            }
+        } catch {
+            if configuration.isRequired { throw error }
+            notice(.notFollowed("\(error)"))
+            return
         }
         defer { logind.stop() }
-        let alarm = configuration.wakes ? try WakeAlarm() : nil
+        let alarm: WakeAlarm?
+        do throws(SleepError) {
+            alarm = configuration.options.wakes.isEmpty ? nil : try WakeAlarm()
+        } catch {
+            notice(.failed("\(error); nothing wakes the device"))
+            alarm = nil
+        }
         var locks = HeldLocks()
         var machine = DeviceSleepMachine(options: configuration.options)
         input.yield(.machine(.started(now: BootClock.now())))
@@ -134,7 +160,10 @@ public final class DeviceSleepKeeper: Sendable {
             state.withLock { $0.alarm = nil }
         case .runWork(let kind):
             state.withLock { $0.wakes[kind, default: 0] += 1 }
-            group.addTask { [hands] in await hands.runWork(kind) }
+            let bound = configuration.options.fixWait
+            group.addTask { [hands] in
+                if await hands.runWork(kind, within: bound) { input.yield(.machine(.fixArrived(now: BootClock.now()))) }
+            }
         case .deliverNow:
             let bound = configuration.options.preparation
             group.addTask { [hands] in

@@ -28,10 +28,16 @@ public struct DeviceSleepMachine: Sendable {
         public var holdsAwake = true
         /// How often each kind of work may wake the device.
         public var budgets: [WakeKind: WakeBudget] = WakeKind.defaultBudgets
+        /// The kinds of work that may wake the device at all.
+        public var wakes = Set(WakeKind.allCases)
         /// How long a wake waits for a fix: a receiver that slept needs a warm start (about
         /// 30 s with a valid almanac; a hot start, a few seconds, once its ephemeris is
         /// fresh). A wake with no fix by then delivers what it has and lets the device sleep.
         public var fixWait: Duration = .seconds(45)
+        /// Work that wants the device awake periodically, and how often (the hybrid's poll at
+        /// its interval, the monitoring strategy's check): due from the start, and again that
+        /// long after each wake for it. Each waits for its budget as any work does.
+        public var every: [WakeKind: Duration] = [:]
         /// How long the preparation for a sleep (commit, delivery, closing the watch) may take:
         /// within logind's `InhibitDelayMaxSec` (5 s by default).
         public var preparation: Duration = .seconds(4)
@@ -46,13 +52,20 @@ public struct DeviceSleepMachine: Sendable {
         public var state: AppState
         /// Its location authorization.
         public var authorization: LocationAuthorization
+        /// The background modes it declares: location keeps it running with always, audio (the
+        /// hybrid's fallback, the audio loop) with any authorization.
+        public var backgroundModes: BackgroundModes
         /// Paused as stationary (the monitoring strategy's pause): its location sleeps too.
         public var isStationary: Bool
 
         /// An app's rules.
-        public init(state: AppState, authorization: LocationAuthorization, isStationary: Bool = false) {
+        public init(
+            state: AppState, authorization: LocationAuthorization, backgroundModes: BackgroundModes = [.audio, .location],
+            isStationary: Bool = false
+        ) {
             self.state = state
             self.authorization = authorization
+            self.backgroundModes = backgroundModes
             self.isStationary = isStationary
         }
     }
@@ -154,7 +167,8 @@ public struct DeviceSleepMachine: Sendable {
     /// What to do for `event`.
     public mutating func handle(_ event: Event) -> [Action] {
         switch event {
-        case .started:
+        case .started(let now):
+            for (kind, period) in options.every { due[kind] = now + period }
             return [.takeDelayLock] + hold()
         case .app(let rules, _):
             self.rules = rules
@@ -203,14 +217,12 @@ public struct DeviceSleepMachine: Sendable {
         guard options.holdsAwake else { return nil }
         if case .working(let kind, _, _) = phase { return "woken for \(kind.rawValue)" }
         guard phase == .awake, rules.state != .notRunning, rules.state != .suspended, !rules.isStationary else { return nil }
-        switch rules.authorization {
-        case .always:
+        if rules.authorization == .always, rules.backgroundModes.contains(.location) {
             return "location always, app \(rules.state.rawValue)"
-        case .whenInUse, .denied, .notDetermined, .restricted:
-            // When in use, or kept running by the hybrid's audio: never once the user's session is inactive.
-            guard session != .inactive else { return nil }
-            return "\(rules.authorization.rawValue), app \(rules.state.rawValue), session \(session.rawValue)"
         }
+        // When in use, or kept running by the hybrid's audio: never once the user's session is inactive.
+        guard rules.backgroundModes.contains(.audio), session != .inactive else { return nil }
+        return "\(rules.authorization.rawValue) with audio, app \(rules.state.rawValue), session \(session.rawValue)"
     }
 
     /// Takes, keeps or releases the `block` lock as ``reason`` says; `ended` is why a lock
@@ -230,7 +242,7 @@ public struct DeviceSleepMachine: Sendable {
         case (.notRunning, _, _): "the app is not running"
         case (_, true, _): "the app is stationary"
         case (_, _, .inactive): "the session is inactive (\(rules.authorization.rawValue))"
-        default: "released"
+        default: "no background mode keeps the app running (\(rules.authorization.rawValue))"
         }
     }
 
@@ -252,7 +264,9 @@ public struct DeviceSleepMachine: Sendable {
 
     private mutating func prepared(now: Duration) -> [Action] {
         guard case .preparing = phase else { return [] }
-        let alarm = WakeKind.allCases.compactMap { kind in nextWake(of: kind, from: now).map { (kind, $0) } }
+        // The hybrid's poll wakes the device only when authorized always, as iOS allows it.
+        let alarm = options.wakes.filter { $0 != .poll || rules.authorization == .always }
+            .compactMap { kind in nextWake(of: kind, from: now).map { (kind, $0) } }
             .min { $0.1 < $1.1 }
         phase = .asleep(since: now, alarm: alarm)
         var actions: [Action] = []
@@ -274,7 +288,7 @@ public struct DeviceSleepMachine: Sendable {
         // The alarm's wake: within a second of its time (the RTC's resolution), or later.
         if let (kind, at) = alarm, now + .seconds(1) >= at {
             budgets[kind, default: kind.defaultBudget].spend(at: now)
-            due[kind] = nil
+            due[kind] = options.every[kind].map { now + $0 }
             phase = .working(kind, fixed: false, until: now + options.fixWait)
             actions += [.say(.woke(kind, late: max(.zero, now - at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
         } else {

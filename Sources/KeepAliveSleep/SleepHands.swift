@@ -7,9 +7,9 @@ public protocol SleepHands: Sendable {
     /// After a sleep of `asleep`: mark the time asleep as a gap in the journal, reopen the
     /// watch, deliver what waits.
     func resumed(asleep: Duration) async
-    /// The device woke for `kind`: run its work. The next fix is reported to the keeper with
-    /// ``DeviceSleepKeeper/fixArrived()``.
-    func runWork(_ kind: WakeKind) async
+    /// The device woke for `kind`: take a fix (at most `within`) and run its work; whether a
+    /// fix came.
+    func runWork(_ kind: WakeKind, within: Duration) async -> Bool
     /// Deliver what waits now, within `within`.
     func deliverNow(within: Duration) async
 }

@@ -9,6 +9,9 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case lockReleased(InhibitorLock.Mode, why: String, held: Duration)
     /// Something failed (a lock refused, the alarm not armed); the service goes on.
     case failed(String)
+    /// The device's sleep is not followed, and why (no logind: a device without it does not
+    /// sleep through it).
+    case notFollowed(String)
     /// The user's session changed.
     case session(SessionState)
     /// logind announced a sleep; the `block` lock was held for this reason, if it was.
@@ -30,6 +33,7 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
         case .lockTaken(let mode, let why): "sleep: \(mode.rawValue) lock taken: \(why)"
         case .lockReleased(let mode, let why, let held): "sleep: \(mode.rawValue) lock released after \(held.secondsText): \(why)"
         case .failed(let reason): "sleep: \(reason)"
+        case .notFollowed(let reason): "sleep: not followed: \(reason)"
         case .session(let state): "sleep: the user's session is \(state.rawValue)"
         case .sleepAnnounced(let reason):
             "sleep: the device goes to sleep" + (reason.map { " (overriding the lock held for \($0))" } ?? "")

@@ -13,10 +13,12 @@ struct DeviceSleepMachineTests {
         return machine
     }
 
-    /// Asks for a wake, sleeps at 1 s and resumes at `resumed`: the resume's actions.
+    /// Asks for a wake for an app suspended with always, sleeps at 1 s and resumes at
+    /// `resumed`: the resume's actions.
     private func sleep(
         _ machine: inout DeviceSleepMachine, wakingFor kind: WakeKind, at due: Duration, resumedAt resumed: Duration
     ) -> [DeviceSleepMachine.Action] {
+        _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
         _ = machine.handle(.wake(kind, at: due, now: .zero))
         _ = machine.handle(.sleepAnnounced(now: seconds(1)))
         _ = machine.handle(.prepared(now: seconds(1)))
@@ -60,8 +62,20 @@ struct DeviceSleepMachineTests {
     @Test func aHeadlessDeviceFollowsTheModelAlone() {
         var machine = started()
         #expect(holds(machine.handle(.app(.init(state: .background, authorization: .whenInUse), now: .zero))) == true)
-        #expect(machine.heldFor == "when-in-use, app background, session none")
+        #expect(machine.heldFor == "when-in-use with audio, app background, session none")
         #expect(holds(machine.handle(.app(.init(state: .suspended, authorization: .whenInUse), now: seconds(30)))) == false)
+    }
+
+    @Test func onlyADeclaredBackgroundModeHoldsTheDevice() {
+        var machine = started()
+        // Always without the location mode, and no audio: the model would not keep it running.
+        #expect(machine.handle(.app(.init(state: .background, authorization: .always, backgroundModes: []), now: .zero)).isEmpty)
+        // Denied, kept running by the hybrid's audio: held, while the session allows.
+        #expect(holds(machine.handle(.app(.init(state: .background, authorization: .denied, backgroundModes: [.audio]), now: seconds(1)))) == true)
+        #expect(
+            machine.handle(.app(.init(state: .background, authorization: .denied, backgroundModes: [.location]), now: seconds(2)))
+                == [.letSleep(reason: "no background mode keeps the app running (denied)")]
+        )
     }
 
     @Test func theStationaryPauseAndAnOptOutReleaseTheLock() {
@@ -148,6 +162,24 @@ struct DeviceSleepMachineTests {
         #expect(machine.nextWake(of: .poll, from: seconds(110)) == seconds(660))
         _ = machine.handle(.sleepAnnounced(now: seconds(111)))
         #expect(machine.handle(.prepared(now: seconds(112))).first == .armAlarm(at: seconds(660), for: .poll))
+    }
+
+    @Test func periodicWorkIsDueFromTheStartAndAgainAfterEachWakeAndThePollOnlyWithAlways() {
+        var options = DeviceSleepMachine.Options()
+        options.every = [.poll: seconds(10), .monitoring: seconds(120)]
+        var machine = DeviceSleepMachine(options: options)
+        _ = machine.handle(.started(now: seconds(100)))
+        _ = machine.handle(.app(.init(state: .suspended, authorization: .whenInUse), now: seconds(100)))
+        _ = machine.handle(.sleepAnnounced(now: seconds(101)))
+        // When in use: the poll never wakes the device; the monitoring check does.
+        #expect(machine.handle(.prepared(now: seconds(101))).first == .armAlarm(at: seconds(220), for: .monitoring))
+        #expect(machine.handle(.resumed(now: seconds(220))).contains(.runWork(.monitoring)))
+        #expect(machine.nextWake(of: .monitoring, from: seconds(220)) == seconds(520))  // 120 s after, but its budget: 5 min
+        _ = machine.handle(.fixArrived(now: seconds(230)))
+        _ = machine.handle(.workDone(now: seconds(231)))
+        _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: seconds(232)))
+        _ = machine.handle(.sleepAnnounced(now: seconds(233)))
+        #expect(machine.handle(.prepared(now: seconds(233))).first == .armAlarm(at: seconds(233), for: .poll))
     }
 
     @Test func aWakeWithNoFixDeliversWhatItHasAndLetsTheDeviceSleep() {

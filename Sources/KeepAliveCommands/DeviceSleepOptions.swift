@@ -1,0 +1,85 @@
+import ArgumentParser
+import KeepAliveCore
+import KeepAliveSleep
+
+/// `keepalive run`'s options for the device's sleep: whether logind is followed, whether the
+/// device is held awake, and how often each kind of work may wake it.
+struct DeviceSleepOptions: ParsableArguments {
+    /// `--device-sleep`.
+    enum Following: String, ExpressibleByArgument, CaseIterable {
+        /// Followed when logind is on the system bus; said once and left alone when not.
+        case auto
+        /// Followed; a missing logind is an error.
+        case on
+        /// Not followed: no lock, no preparation, no wake.
+        case off
+    }
+
+    @Option(
+        name: .customLong("device-sleep"),
+        help: ArgumentHelp(
+            "Follow the device's sleep through logind: auto (when logind is on the system bus), on, off.",
+            valueName: "mode"
+        )
+    )
+    var following: Following = .auto
+
+    @Flag(
+        name: .customLong("hold-awake"),
+        inversion: .prefixedNo,
+        help: "Hold the device awake (a logind sleep lock) while the model lets the app run in the background for location."
+    )
+    var holdAwake = true
+
+    @Option(
+        name: .customLong("wake-budget"),
+        help: ArgumentHelp(
+            "How often KIND (refresh, monitoring, poll) may wake the sleeping device: KIND=BURST/INTERVAL, or KIND=none (repeat for each kind; defaults refresh=1/15m, monitoring=1/5m, poll=1/10m).",
+            valueName: "kind=budget"
+        )
+    )
+    var wakeBudgets: [Parsed<WakeBudgetSetting>] = []
+
+    @Option(
+        name: .customLong("wake-fix-wait"),
+        help: ArgumentHelp("After a wake, how long to wait for a fix (a receiver that slept needs a warm start).", valueName: "duration")
+    )
+    var fixWait: Parsed<Duration> = "45s"
+
+    /// The keeper's configuration (`nil`: not followed).
+    var configuration: DeviceSleepKeeper.Configuration? {
+        guard following != .off else { return nil }
+        var configuration = DeviceSleepKeeper.Configuration()
+        configuration.isRequired = following == .on
+        configuration.options.holdsAwake = holdAwake
+        configuration.options.fixWait = fixWait.value
+        for setting in wakeBudgets.map(\.value) {
+            if let budget = setting.budget {
+                configuration.options.budgets[setting.kind] = budget
+                configuration.options.wakes.insert(setting.kind)
+            } else {
+                configuration.options.wakes.remove(setting.kind)
+            }
+        }
+        return configuration
+    }
+}
+
+/// `--wake-budget KIND=BURST/INTERVAL` or `KIND=none`.
+struct WakeBudgetSetting: WrittenAsText {
+    let kind: WakeKind
+    /// `nil`: this kind never wakes the device.
+    let budget: WakeBudget?
+
+    init?(parsing text: String) {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let kind = WakeKind(rawValue: parts[0]) else { return nil }
+        self.kind = kind
+        if parts[1] == "none" {
+            budget = nil
+        } else {
+            guard let budget = WakeBudget(parsing: parts[1]) else { return nil }
+            self.budget = budget
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import KeepAliveSleep
+
+extension Output {
+    /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`lock`,
+    /// `unlock`, `announced`, `alarm`, `resumed`, `woke`, `no-fix`, `work-done`, `session`,
+    /// `failed`, `not-followed`), with the lock's `mode` and `why`, the `kind` of work, and durations in `seconds`.
+    static func describe(sleep notice: SleepNotice, in object: inout JSONLine) {
+        switch notice {
+        case .lockTaken(let mode, let why):
+            object["sleep"] = "lock"
+            object["mode"] = .string(mode.rawValue)
+            object["why"] = .string(why)
+        case .lockReleased(let mode, let why, let held):
+            object["sleep"] = "unlock"
+            object["mode"] = .string(mode.rawValue)
+            object["why"] = .string(why)
+            object["seconds"] = .number(held.seconds)
+        case .failed(let reason):
+            object["sleep"] = "failed"
+            object["message"] = .string(reason)
+        case .notFollowed(let reason):
+            object["sleep"] = "not-followed"
+            object["message"] = .string(reason)
+        case .session(let state):
+            object["sleep"] = "session"
+            object["session"] = .string(state.rawValue)
+        case .sleepAnnounced(let heldFor):
+            object["sleep"] = "announced"
+            object["why"] = heldFor.map { .string($0) }
+        case .alarmArmed(let kind, let delay):
+            object["sleep"] = "alarm"
+            object["kind"] = .string(kind.rawValue)
+            object["seconds"] = .number(delay.seconds)
+        case .resumed(let asleep):
+            object["sleep"] = "resumed"
+            object["seconds"] = .number(asleep.seconds)
+        case .woke(let kind, let late):
+            object["sleep"] = "woke"
+            object["kind"] = .string(kind.rawValue)
+            object["seconds"] = .number(late.seconds)
+        case .noFix(let kind, let waited):
+            object["sleep"] = "no-fix"
+            object["kind"] = .string(kind.rawValue)
+            object["seconds"] = .number(waited.seconds)
+        case .workEnded(let kind, let timedOut):
+            object["sleep"] = "work-done"
+            object["kind"] = .string(kind.rawValue)
+            object["timedOut"] = .bool(timedOut)
+        }
+    }
+}

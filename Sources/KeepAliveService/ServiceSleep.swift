@@ -1,0 +1,70 @@
+import FoundationEssentials
+import KeepAliveCore
+import KeepAliveSleep
+
+/// The service's hands for the device's sleep: its journal, delivery and location manager.
+struct ServiceSleepHands: SleepHands {
+    let journal: (any FixRecorder)?
+    let delivery: (any PausableWork)?
+    let locationManager: LocationManager
+    let record: @Sendable (Location) -> Void
+    let emit: @Sendable (KeepAliveService.Event) -> Void
+
+    /// The journal committed, delivery given its bound, then the watch closed: gpsd may power
+    /// the receiver down while the device sleeps.
+    func prepareForSleep(within bound: Duration) async {
+        do { try journal?.commitNow() } catch { emit(.error("before the sleep, the journal: \(error)")) }
+        await delivery?.pause(within: bound)
+        locationManager.closeSessionForSuspension()
+    }
+
+    /// The gap marked, the watch reopened (nothing that waited in its socket is taken as
+    /// new), delivery on again.
+    func resumed(asleep: Duration) async {
+        let end = Date()
+        do { try journal?.recordGap(from: end - asleep.seconds, to: end, reason: "asleep") } catch {
+            emit(.error("after the sleep, the journal: \(error)"))
+        }
+        locationManager.resumeAfterSuspension()
+        delivery?.resume()
+    }
+
+    /// A one-shot fix, journaled and told as a poll; the monitoring strategy's own watch,
+    /// open again, sees it too.
+    func runWork(_ kind: WakeKind, within bound: Duration) async -> Bool {
+        do {
+            let fix = try await locationManager.requestLocation(timeout: bound)
+            record(fix)
+            emit(.poll(.success(fix)))
+            return true
+        } catch let error as LocationError {
+            emit(.poll(.failure(error)))
+        } catch {
+            emit(.error("the wake for \(kind.rawValue): \(error)"))
+        }
+        return false
+    }
+
+    func deliverNow(within bound: Duration) async {
+        await delivery?.pause(within: bound)
+        delivery?.resume()
+    }
+}
+
+extension KeepAliveService.Configuration {
+    /// The keeper's configuration with the strategy's periodic work (unless set): the
+    /// hybrid's and continuous location's poll at the hybrid's interval, the monitoring
+    /// strategy's check and the scheduled refresh each as often as their budget allows.
+    var deviceSleepWithWork: DeviceSleepKeeper.Configuration? {
+        guard var sleep = deviceSleep else { return nil }
+        let work: (WakeKind, Duration)? =
+            switch strategy {
+            case .hybrid, .continuousLocation: (.poll, hybrid.interval)
+            case .monitoring: (.monitoring, WakeKind.monitoring.defaultBudget.interval)
+            case .scheduledRefresh: (.refresh, WakeKind.refresh.defaultBudget.interval)
+            default: nil
+            }
+        if let (kind, period) = work, sleep.options.every[kind] == nil { sleep.options.every[kind] = period }
+        return sleep
+    }
+}
