@@ -119,12 +119,8 @@ final class GPSDConnection: @unchecked Sendable {
         switch messageClass() {
         case .tpv:
             let mode = FixMode(rawValue: Int(fix.mode)) ?? .notSeen
-            let time =
-                fix.time.tv_sec == 0
-                ? nil
-                : Date(
-                    timeIntervalSince1970: Double(fix.time.tv_sec) + Double(fix.time.tv_nsec) / 1e9
-                )
+            let seconds = withUnsafePointer(to: fix) { cgps_fix_seconds($0) }
+            let time = seconds == 0 ? nil : Date(timeIntervalSince1970: seconds)
             var location: Location?
             if mode.hasPosition, fix.latitude.isFinite, fix.longitude.isFinite {
                 location = Location(
