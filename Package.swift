@@ -110,7 +110,7 @@ let package = Package(
         // The device's sleep under the model's rules: logind's locks and signals, wake alarms.
         .target(
             name: "KeepAliveSleep",
-            dependencies: ["KeepAliveCore", "KeepAliveBus", "CSDBus", "CWakeAlarm", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveBus", "CSDBus", "CWakeAlarm"]
         ),
         .target(
             name: "KeepAliveGeoClue",

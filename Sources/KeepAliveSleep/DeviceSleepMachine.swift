@@ -143,6 +143,9 @@ public struct DeviceSleepMachine: Sendable {
         }
     }
 
+    /// The shortest time from a sleep to its wake alarm.
+    public static let alarmLead = Duration.seconds(5)
+
     public let options: Options
     private var phase = Phase.awake
     private var rules = AppRules(state: .notRunning, authorization: .notDetermined)
@@ -265,8 +268,10 @@ public struct DeviceSleepMachine: Sendable {
     private mutating func prepared(now: Duration) -> [Action] {
         guard case .preparing = phase else { return [] }
         // The hybrid's poll wakes the device only when authorized always, as iOS allows it.
+        // At least `alarmLead` after the sleep begins: the kernel refuses to suspend for an
+        // alarm due within 2 s, and work already due waits for the shortest sleep.
         let alarm = options.wakes.filter { $0 != .poll || rules.authorization == .always }
-            .compactMap { kind in nextWake(of: kind, from: now).map { (kind, $0) } }
+            .compactMap { kind in nextWake(of: kind, from: now).map { (kind, max($0, now + Self.alarmLead)) } }
             .min { $0.1 < $1.1 }
         phase = .asleep(since: now, alarm: alarm)
         var actions: [Action] = []

@@ -9,3 +9,4 @@
 @_exported public import KeepAliveMonitoring
 @_exported public import KeepAliveService
 @_exported public import KeepAliveSimulation
+@_exported public import KeepAliveSleep
