@@ -27,7 +27,7 @@ struct DeviceSleepOptions: ParsableArguments {
     @Flag(
         name: .customLong("hold-awake"),
         inversion: .prefixedNo,
-        help: "Hold the device awake (a logind sleep lock) while the model lets the app run in the background for location."
+        help: "Hold the device awake (a logind sleep lock) while the model lets the app run (a wake's work is held either way)."
     )
     var holdAwake = true
 

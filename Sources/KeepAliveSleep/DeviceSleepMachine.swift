@@ -7,9 +7,10 @@ public import KeepAliveCore
 ///
 /// What it decides:
 /// - **Whether to hold the device awake** (a logind `sleep` lock in `block` mode): only while
-///   the model lets the app run in the background for location. Always: while the app runs and
-///   is not paused as stationary. When in use (or the hybrid's audio with denied): the same, and
-///   never once the user's session is inactive. Released the moment the rule stops holding.
+///   the model lets the app run. Always with the location mode: while the app runs and is not
+///   paused as stationary. Otherwise (when in use during its background task, the hybrid's audio
+///   with denied): the same, and never once the user's session is inactive. Released the moment
+///   the rule stops holding: the model suspended the app, the session went inactive.
 /// - **Sleep and resume**: a `delay` lock is held while awake; when logind announces a sleep,
 ///   the journal is committed, delivery given at most ``Options/preparation``, the location
 ///   watch closed, the wake alarm armed, and only then the delay lock released. On the resume,
@@ -23,8 +24,8 @@ public import KeepAliveCore
 public struct DeviceSleepMachine: Sendable {
     /// What the rules allow, and how long each step may take.
     public struct Options: Sendable, Equatable {
-        /// Whether the device is ever held awake for the app (`false`: never; sleep is still
-        /// prepared for and woken from).
+        /// Whether the device is held awake while the app runs (`false`: never; sleeps are
+        /// still prepared for, and a wake's work is still held until its fix is delivered).
         public var holdsAwake = true
         /// How often each kind of work may wake the device.
         public var budgets: [WakeKind: WakeBudget] = WakeKind.defaultBudgets
@@ -52,8 +53,9 @@ public struct DeviceSleepMachine: Sendable {
         public var state: AppState
         /// Its location authorization.
         public var authorization: LocationAuthorization
-        /// The background modes it declares: location keeps it running with always, audio (the
-        /// hybrid's fallback, the audio loop) with any authorization.
+        /// The background modes it declares: location with always holds the device awake
+        /// whatever the session; the model's other reasons to let it run (a background task, the
+        /// hybrid's audio) hold it only while the user's session is not inactive.
         public var backgroundModes: BackgroundModes
         /// Paused as stationary (the monitoring strategy's pause): its location sleeps too.
         public var isStationary: Bool
@@ -217,15 +219,17 @@ public struct DeviceSleepMachine: Sendable {
 
     /// Why the rules hold the device awake now, if they do.
     private var reason: String? {
-        guard options.holdsAwake else { return nil }
+        // A wake's work is held until its fix is delivered, whatever else holds.
         if case .working(let kind, _, _) = phase { return "woken for \(kind.rawValue)" }
+        guard options.holdsAwake else { return nil }
         guard phase == .awake, rules.state != .notRunning, rules.state != .suspended, !rules.isStationary else { return nil }
         if rules.authorization == .always, rules.backgroundModes.contains(.location) {
-            return "location always, app \(rules.state.rawValue)"
+            return "location always"
         }
-        // When in use, or kept running by the hybrid's audio: never once the user's session is inactive.
-        guard rules.backgroundModes.contains(.audio), session != .inactive else { return nil }
-        return "\(rules.authorization.rawValue) with audio, app \(rules.state.rawValue), session \(session.rawValue)"
+        // Otherwise while the model lets it run (a background task, the hybrid's audio): never
+        // once the user's session is inactive.
+        guard session != .inactive else { return nil }
+        return "\(rules.authorization.rawValue) while the app runs, session \(session.rawValue)"
     }
 
     /// Takes, keeps or releases the `block` lock as ``reason`` says; `ended` is why a lock
@@ -245,7 +249,7 @@ public struct DeviceSleepMachine: Sendable {
         case (.notRunning, _, _): "the app is not running"
         case (_, true, _): "the app is stationary"
         case (_, _, .inactive): "the session is inactive (\(rules.authorization.rawValue))"
-        default: "no background mode keeps the app running (\(rules.authorization.rawValue))"
+        default: "released"
         }
     }
 
@@ -289,7 +293,7 @@ public struct DeviceSleepMachine: Sendable {
         case .preparing(let start): (since, alarm) = (start, nil)  // the sleep did not wait for us
         case .awake, .working: return []
         }
-        var actions: [Action] = [.disarmAlarm, .takeDelayLock, .resume(asleep: now - since)]
+        var actions: [Action] = [.disarmAlarm, .takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))]
         // The alarm's wake: within a second of its time (the RTC's resolution), or later.
         if let (kind, at) = alarm, now + .seconds(1) >= at {
             budgets[kind, default: kind.defaultBudget].spend(at: now)
@@ -298,7 +302,6 @@ public struct DeviceSleepMachine: Sendable {
             actions += [.say(.woke(kind, late: max(.zero, now - at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
         } else {
             phase = .awake
-            actions.append(.say(.resumed(asleep: now - since)))
         }
         return actions + hold()
     }

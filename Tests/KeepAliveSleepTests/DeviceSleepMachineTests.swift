@@ -36,7 +36,7 @@ struct DeviceSleepMachineTests {
     @Test func alwaysHoldsTheDeviceAwakeWhileTheAppRunsAndReleasesItWhenTheModelSuspendsIt() {
         var machine = started()
         #expect(holds(machine.handle(.app(.init(state: .background, authorization: .always), now: seconds(1)))) == true)
-        #expect(machine.heldFor == "location always, app background")
+        #expect(machine.heldFor == "location always")
         // A session going inactive changes nothing for always.
         #expect(holds(machine.handle(.session(.inactive, now: seconds(2)))) == nil)
         #expect(
@@ -62,20 +62,20 @@ struct DeviceSleepMachineTests {
     @Test func aHeadlessDeviceFollowsTheModelAlone() {
         var machine = started()
         #expect(holds(machine.handle(.app(.init(state: .background, authorization: .whenInUse), now: .zero))) == true)
-        #expect(machine.heldFor == "when-in-use with audio, app background, session none")
+        #expect(machine.heldFor == "when-in-use while the app runs, session none")
         #expect(holds(machine.handle(.app(.init(state: .suspended, authorization: .whenInUse), now: seconds(30)))) == false)
     }
 
-    @Test func onlyADeclaredBackgroundModeHoldsTheDevice() {
+    @Test func alwaysWithoutTheLocationModeIsHeldOnlyAsWhenInUse() {
         var machine = started()
-        // Always without the location mode, and no audio: the model would not keep it running.
-        #expect(machine.handle(.app(.init(state: .background, authorization: .always, backgroundModes: []), now: .zero)).isEmpty)
-        // Denied, kept running by the hybrid's audio: held, while the session allows.
-        #expect(holds(machine.handle(.app(.init(state: .background, authorization: .denied, backgroundModes: [.audio]), now: seconds(1)))) == true)
+        _ = machine.handle(.session(.active, now: .zero))
         #expect(
-            machine.handle(.app(.init(state: .background, authorization: .denied, backgroundModes: [.location]), now: seconds(2)))
-                == [.letSleep(reason: "no background mode keeps the app running (denied)")]
+            machine.handle(.app(.init(state: .background, authorization: .always, backgroundModes: [.audio]), now: seconds(1)))
+                == [.holdAwake(reason: "always while the app runs, session active")]
         )
+        #expect(holds(machine.handle(.session(.inactive, now: seconds(2)))) == false)
+        #expect(holds(machine.handle(.app(.init(state: .background, authorization: .always), now: seconds(3)))) == true)
+        #expect(machine.heldFor == "location always")
     }
 
     @Test func theStationaryPauseAndAnOptOutReleaseTheLock() {
@@ -90,6 +90,11 @@ struct DeviceSleepMachineTests {
         var optedOut = started(never)
         #expect(optedOut.handle(.app(.init(state: .background, authorization: .always), now: .zero)).isEmpty)
         #expect(optedOut.heldFor == nil)
+        // A wake's work is held all the same.
+        _ = optedOut.handle(.wake(.poll, at: seconds(30), now: .zero))
+        _ = optedOut.handle(.sleepAnnounced(now: seconds(1)))
+        _ = optedOut.handle(.prepared(now: seconds(1)))
+        #expect(optedOut.handle(.resumed(now: seconds(30))).last == .holdAwake(reason: "woken for poll"))
     }
 
     @Test func aSleepIsPreparedForAndTheDelayLockReleasedOnlyAfter() {
@@ -98,7 +103,7 @@ struct DeviceSleepMachineTests {
         #expect(
             machine.handle(.sleepAnnounced(now: seconds(100)))
                 == [
-                    .say(.sleepAnnounced(heldFor: "location always, app background")),
+                    .say(.sleepAnnounced(heldFor: "location always")),
                     .letSleep(reason: "the device goes to sleep"),
                     .prepare(within: seconds(4)),
                     .scheduleTimer(at: seconds(104)),
@@ -112,7 +117,7 @@ struct DeviceSleepMachineTests {
             machine.handle(.resumed(now: seconds(160)))
                 == [
                     .disarmAlarm, .takeDelayLock, .resume(asleep: seconds(58)), .say(.resumed(asleep: seconds(58))),
-                    .holdAwake(reason: "location always, app active"),
+                    .holdAwake(reason: "location always"),
                 ]
         )
     }
@@ -138,7 +143,8 @@ struct DeviceSleepMachineTests {
         #expect(
             machine.handle(.resumed(now: seconds(201)))
                 == [
-                    .disarmAlarm, .takeDelayLock, .resume(asleep: seconds(190)), .say(.woke(.refresh, late: seconds(1))),
+                    .disarmAlarm, .takeDelayLock, .resume(asleep: seconds(190)), .say(.resumed(asleep: seconds(190))),
+                    .say(.woke(.refresh, late: seconds(1))),
                     .runWork(.refresh), .scheduleTimer(at: seconds(246)), .holdAwake(reason: "woken for refresh"),
                 ]
         )
