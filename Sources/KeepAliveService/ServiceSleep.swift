@@ -10,12 +10,12 @@ struct ServiceSleepHands: SleepHands {
     let record: @Sendable (Location) -> Void
     let emit: @Sendable (KeepAliveService.Event) -> Void
 
-    /// The journal committed, delivery given its bound, then the watch closed: gpsd may power
-    /// the receiver down while the device sleeps.
+    /// The watch closed first (gpsd may power the receiver down, and no fix comes after the
+    /// commit), then the journal committed, then delivery given its bound.
     func prepareForSleep(within bound: Duration) async {
+        locationManager.closeSessionForSuspension()
         do { try journal?.commitNow() } catch { emit(.error("before the sleep, the journal: \(error)")) }
         await delivery?.pause(within: bound)
-        locationManager.closeSessionForSuspension()
     }
 
     /// The gap marked, the watch reopened (nothing that waited in its socket is taken as

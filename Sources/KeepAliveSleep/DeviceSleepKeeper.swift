@@ -147,7 +147,8 @@ public final class DeviceSleepKeeper: Sendable {
                 input.yield(.machine(.prepared(now: BootClock.now())))
             }
         case .resume(let asleep):
-            group.addTask { [hands] in await hands.resumed(asleep: asleep) }
+            // Before a wake's work: the gap comes before the wake's first fix.
+            await hands.resumed(asleep: asleep)
         case .armAlarm(let time, let kind):
             do throws(SleepError) {
                 try alarm?.arm(at: time)

@@ -12,8 +12,8 @@ public import KeepAliveCore
 ///   with denied): the same, and never once the user's session is inactive. Released the moment
 ///   the rule stops holding: the model suspended the app, the session went inactive.
 /// - **Sleep and resume**: a `delay` lock is held while awake; when logind announces a sleep,
-///   the journal is committed, delivery given at most ``Options/preparation``, the location
-///   watch closed, the wake alarm armed, and only then the delay lock released. On the resume,
+///   the location watch is closed, the journal committed, delivery given at most
+///   ``Options/preparation``, the wake alarm armed, and only then the delay lock released. On the resume,
 ///   the time asleep is a gap, the watch reopens, delivery goes on, and the delay lock is taken
 ///   again for the next sleep.
 /// - **Wakes**: work the rules wake an app for (a refresh task at its begin date, the monitoring
@@ -106,7 +106,7 @@ public struct DeviceSleepMachine: Sendable {
         case takeDelayLock
         /// Release it: the device sleeps.
         case releaseDelayLock
-        /// Before a sleep: commit the journal, give delivery at most `within`, close the watch.
+        /// Before a sleep: close the watch, commit the journal, give delivery at most `within`.
         case prepare(within: Duration)
         /// After a sleep of `asleep`: mark the gap, reopen the watch, deliver.
         case resume(asleep: Duration)

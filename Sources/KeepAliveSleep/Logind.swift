@@ -18,7 +18,8 @@ public final class Logind: Sendable {
     }
 
     private let thread: BusThread
-    private let jobs = Locked<[@Sendable (LogindConnection) -> Void]>([])
+    /// The calls waiting for the bus thread; `nil` once it has ended (a call then fails at once).
+    private let jobs = Locked<[@Sendable (LogindConnection) -> Void]?>([])
 
     /// Connects to the system bus and follows logind's signals; `signals` is called on the bus
     /// thread, first with the session's state as it is now.
@@ -30,8 +31,10 @@ public final class Logind: Sendable {
             let jobs = jobs
             try thread.start(
                 connection.bus,
-                drain: { for job in jobs.withLock({ all in defer { all = [] }; return all }) { job(connection) } },
+                drain: { for job in jobs.withLock({ all in defer { all = [] }; return all ?? [] }) { job(connection) } },
                 ended: { failure in
+                    // The calls still waiting are answered (the bus refuses them now), none later.
+                    for job in jobs.withLock({ all in defer { all = nil }; return all ?? [] }) { job(connection) }
                     connection.close()
                     if let failure { signals(.lost(failure.description)) }
                 }
@@ -44,7 +47,8 @@ public final class Logind: Sendable {
     /// Takes an inhibitor lock on sleep: logind lists `who` and `why` in `systemd-inhibit --list`.
     public func inhibit(_ mode: InhibitorLock.Mode, who: String, why: String) async throws(SleepError) -> InhibitorLock {
         let result: Result<Int32, SleepError> = await withCheckedContinuation { continuation in
-            perform { connection in continuation.resume(returning: connection.inhibit(mode, who: who, why: why)) }
+            let queued = perform { connection in continuation.resume(returning: connection.inhibit(mode, who: who, why: why)) }
+            if !queued { continuation.resume(returning: .failure(.failed("logind's connection has ended"))) }
         }
         return InhibitorLock(descriptor: try result.get(), mode: mode, why: why)
     }
@@ -52,9 +56,15 @@ public final class Logind: Sendable {
     /// Stops following logind; locks already taken stay held until released.
     public func stop() { thread.stop() }
 
-    private func perform(_ job: @escaping @Sendable (LogindConnection) -> Void) {
-        jobs.withLock { $0.append(job) }
-        thread.poke()
+    /// Hands `job` to the bus thread; `false` if it has ended.
+    private func perform(_ job: @escaping @Sendable (LogindConnection) -> Void) -> Bool {
+        let queued = jobs.withLock { jobs in
+            guard jobs != nil else { return false }
+            jobs?.append(job)
+            return true
+        }
+        if queued { thread.poke() }
+        return queued
     }
 }
 
