@@ -7,7 +7,8 @@ import KeepAliveSleep
 struct DeviceSleepOptions: ParsableArguments {
     /// `--device-sleep`.
     enum Following: String, ExpressibleByArgument, CaseIterable {
-        /// Followed when logind is on the system bus; said once and left alone when not.
+        /// Followed when logind is on the system bus; said once and left alone when not. Not
+        /// followed by an app of `keepalive host`.
         case auto
         /// Followed; a missing logind is an error.
         case on
@@ -18,7 +19,7 @@ struct DeviceSleepOptions: ParsableArguments {
     @Option(
         name: .customLong("device-sleep"),
         help: ArgumentHelp(
-            "Follow the device's sleep through logind: auto (when logind is on the system bus), on, off.",
+            "Follow the device's sleep through logind: auto (when logind is on the system bus; not under --host), on, off.",
             valueName: "mode"
         )
     )

@@ -180,7 +180,8 @@ extension KeepAlive {
             configuration.startsInBackground = background
             configuration.keepsAudioDeviceOpen = audioKeepOpen
             configuration.reportingMode = try reportingMode()
-            configuration.deviceSleep = deviceSleep.configuration
+            // An app of the host leaves the device's sleep to the host, unless told otherwise.
+            configuration.deviceSleep = hosted && deviceSleep.following == .auto ? nil : deviceSleep.configuration
             return configuration
         }
 
