@@ -83,13 +83,13 @@ public final class DeviceSleepKeeper: Sendable {
         let logind: Logind
         do throws(SleepError) {
             logind = try Logind { signal in
-            let now = BootClock.now()
-            switch signal {
-            case .prepareForSleep(true): input.yield(.machine(.sleepAnnounced(now: now)))
-            case .prepareForSleep(false): input.yield(.machine(.resumed(now: now)))
-            case .session(let session): input.yield(.machine(.session(session, now: now)))
-            case .lost(let reason): input.yield(.lost(reason))
-            }
+                let now = BootClock.now()
+                switch signal {
+                case .prepareForSleep(true): input.yield(.machine(.sleepAnnounced(now: now)))
+                case .prepareForSleep(false): input.yield(.machine(.resumed(now: now)))
+                case .session(let session): input.yield(.machine(.session(session, now: now)))
+                case .lost(let reason): input.yield(.lost(reason))
+                }
             }
         } catch {
             if configuration.isRequired { throw error }

@@ -26,6 +26,9 @@ final class MosquittoClient: @unchecked Sendable {
         var size: Int
         /// A retained message: the broker's copy of an old one, sent at each subscription.
         var retained: Bool
+        /// The broker's message id (QoS 1): a message the broker sends again after a reconnect
+        /// comes with the same one.
+        var id: Int32 = 0
     }
 
     /// What the broker publishes for this client when it goes away without disconnecting.
@@ -98,7 +101,9 @@ final class MosquittoClient: @unchecked Sendable {
             if size <= client.largestMessage {
                 payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
             }
-            client.callbacks.received(Message(topic: topic, payload: payload, size: size, retained: message.pointee.retain))
+            client.callbacks.received(
+                Message(topic: topic, payload: payload, size: size, retained: message.pointee.retain, id: message.pointee.mid)
+            )
         }
         cmosq_connect_callback_set(api, handle) { _, object, code in
             guard let object else { return }

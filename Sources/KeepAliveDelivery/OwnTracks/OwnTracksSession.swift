@@ -98,7 +98,14 @@ public final class OwnTracksSession: Sendable {
         }
         let commandTopic = settings.topic + "/cmd"
         await withTaskCancellationHandler {
+            // QoS 1 is at least once: after a reconnect the persistent session sends a command
+            // again that was taken but not yet acknowledged, with its id. Taken once.
+            var recent = RecentMessages()
             for await message in messages where message.topic == commandTopic {
+                guard recent.isNew(message) else {
+                    logger.info("a command the broker sent again after a reconnect is taken once", metadata: ["id": "\(message.id)"])
+                    continue
+                }
                 await handle(Self.command(in: message, encryption: encryption))
             }
         } onCancel: {
@@ -182,5 +189,21 @@ public final class OwnTracksSession: Sendable {
         let json = OwnTracksPayload.encode(message)
         guard let encryption else { return json }
         return try encryption.seal(json)
+    }
+}
+
+/// The last command messages taken (their broker ids and payloads), to take a message the
+/// broker sends again only once. Ids are the broker's 16-bit counter for this session: a
+/// hundred commands go by long before one comes round again.
+struct RecentMessages {
+    private var taken: [(id: Int32, payload: [UInt8]?)] = []
+
+    /// Whether `message` was not taken among the last hundred; remembers it.
+    mutating func isNew(_ message: MosquittoClient.Message) -> Bool {
+        guard message.id != 0 else { return true }
+        if taken.contains(where: { $0.id == message.id && $0.payload == message.payload }) { return false }
+        taken.append((message.id, message.payload))
+        if taken.count > 100 { taken.removeFirst() }
+        return true
     }
 }
