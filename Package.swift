@@ -99,7 +99,7 @@ let package = Package(
         ),
         .target(
             name: "KeepAliveHost",
-            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "CProcessControl", "CProcessEvents", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "KeepAliveSleep", "CProcessControl", "CProcessEvents", .product(name: "Logging", package: "swift-log")]
         ),
         // GeoClue2 on the system bus, served by the host (sd-bus, loaded when it starts).
         // sd-bus, loaded when first used: the GeoClue2 service's and logind's bus.
@@ -269,7 +269,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeepAliveServiceTests",
-            dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService"]
+            dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService", "KeepAliveSleep"]
         ),
         // The parsers' fuzz findings (NMEA, gpsd JSON, the host's protocol), replayed.
         .testTarget(

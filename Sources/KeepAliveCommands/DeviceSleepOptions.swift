@@ -19,7 +19,7 @@ struct DeviceSleepOptions: ParsableArguments {
     @Option(
         name: .customLong("device-sleep"),
         help: ArgumentHelp(
-            "Follow the device's sleep through logind: auto (when logind is on the system bus; not under --host), on, off.",
+            "Follow the device's sleep through logind: auto (when logind is on the system bus; for run, not under --host: the host follows it), on, off.",
             valueName: "mode"
         )
     )

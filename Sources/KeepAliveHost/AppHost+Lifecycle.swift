@@ -37,6 +37,7 @@ extension AppHost {
             break
         }
         handle(.model(event), for: app)
+        reportSleepRules(of: app)
     }
 
     /// Tells the app's machine what happened, and does what it decides.

@@ -122,7 +122,7 @@ extension AppHost {
     /// wants fixes (``setFixesWanted(_:by:)``), and leaves it when none does.
     func updateWatch() {
         guard let arrivals else { return }  // not running yet
-        let wanted = !fixesWanted.isEmpty || apps.values.contains(where: watchesConditions)
+        let wanted = !isDeviceAsleep && (!fixesWanted.isEmpty || apps.values.contains(where: watchesConditions))
         if wanted, watch == nil {
             let emit = emit
             let observers = fixObservers

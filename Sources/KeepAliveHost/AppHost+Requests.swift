@@ -60,6 +60,7 @@ extension AppHost {
             // give no event when a process leaves): status shows what is, never what was asked.
             for app in shown where app.model.state == .suspended { checkContainment(app) }
             reply.apps = shown.sorted { $0.id < $1.id }.map(\.status)
+            reply.device = deviceStatus
             return reply
         }
     }
@@ -355,6 +356,7 @@ extension AppHost {
         app.model.advance(to: elapsed)
         app.model.authorization = status
         updateWatch()
+        reportSleepRules(of: app)
         poke()
     }
 

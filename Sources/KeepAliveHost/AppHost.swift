@@ -4,6 +4,7 @@ import Glibc
 public import Logging
 public import KeepAliveCore
 public import KeepAliveMonitoring
+public import KeepAliveSleep
 
 /// The host: plays the operating system's part for apps on Linux, where nothing suspends a
 /// background process. Each app runs in a group of its own (cgroup v2, the v1 freezer, or a
@@ -78,6 +79,10 @@ public actor AppHost {
         public var dataWakes = WakeBudget.data
         /// How often each app may be woken or launched for location events and scheduled tasks.
         public var eventWakes = WakeBudget.events
+        /// Follows the device's sleep through logind for all the apps (``DeviceSleepKeeper``):
+        /// one lock while the model lets any of them run, the refresh wake at their scheduled
+        /// work's begin date. `nil` (the default): not followed.
+        public var deviceSleep: DeviceSleepKeeper.Configuration?
 
         /// The apps' socket, beside the control socket (`KEEPALIVE_HOST_SOCKET` in each app):
         /// mode 0666, so that apps of any user reach it; it serves `hello` and reports only.
@@ -142,6 +147,8 @@ public actor AppHost {
         case refused(String)
         /// Something failed; the host goes on.
         case error(String)
+        /// A step of the device's sleep (``Configuration/deviceSleep``).
+        case sleep(SleepNotice)
         /// The host stopped: every app thawed, stopped and its group removed.
         case stopped
     }
@@ -181,6 +188,13 @@ public actor AppHost {
     let fixObservers = Locked<[@Sendable (Location) -> Void]>([])
     /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule).
     let foregroundApps = Locked<Set<String>>([])
+    /// The device's sleep, followed while ``run()`` runs (``Configuration/deviceSleep``).
+    var sleepKeeper: DeviceSleepKeeper?
+    /// What the keeper was last told of each app, and of the work that wakes the device.
+    var sleepRules: [String: DeviceSleepMachine.AppRules] = [:]
+    var wakesReported: (refresh: Duration?, monitoring: Bool) = (nil, false)
+    /// Between logind's announcement of a sleep and the resume: the receiver is not watched.
+    var isDeviceAsleep = false
 
     /// Chooses the freezer, thaws what an earlier host left frozen, and listens on the socket.
     ///
@@ -230,7 +244,22 @@ public actor AppHost {
     /// Serves apps until the task is cancelled, then stops them (thawed first: SIGTERM, then
     /// SIGKILL after the termination grace), removes their groups and the socket.
     public func run() async {
+        if let sleep = configuration.deviceSleep {
+            var sleep = sleep
+            if sleep.who == DeviceSleepKeeper.Configuration().who { sleep.who = "keepalive host" }
+            sleepKeeper = DeviceSleepKeeper(configuration: sleep, hands: HostSleepHands(host: self)) { [emit] in emit(.sleep($0)) }
+        }
         await withDiscardingTaskGroup { group in
+            if let keeper = sleepKeeper {
+                group.addTask {
+                    do throws(SleepError) {
+                        try await keeper.run()
+                    } catch {
+                        self.emit(.error("\(error); the host stops"))
+                        await self.shutDown()
+                    }
+                }
+            }
             group.addTask {
                 await self.serve()
                 self.tasks.finish()  // what was started goes on: the group waits for it
@@ -269,6 +298,7 @@ public actor AppHost {
         for app in apps.values {
             restoreConditions(of: app)  // adopted or not running: watched for their events again
             if app.pid == nil { serveScheduledTasks(app) }
+            reportSleepRules(of: app)
         }
         for server in [server, appServer] {
             server.start(
@@ -285,6 +315,7 @@ public actor AppHost {
             for app in apps.values { app.model.advance(to: elapsed) }
             housekeeping()
             serveWaitingWakes()
+            reportWakes()
             var next = (apps.values.compactMap(\.model.nextEventTime) + relaunchTimes() + waitingWakeTimes()).min()
                 ?? .seconds(Int64.max / 2)
             if needsLooking { next = min(next, elapsed + configuration.housekeepingInterval) }

@@ -178,6 +178,9 @@ public struct HostReply: Codable, Sendable, Hashable {
     public var begins: Double?
     /// `status`.
     public var apps: [HostAppStatus]?
+    /// `status`: the device's sleep, when the host follows it: `held awake for APP: WHY`
+    /// (each app the rules let run, with its rule), or `not held awake`.
+    public var device: String?
     /// `monitor`, `unmonitor`: the identifiers of the app's conditions now.
     public var identifiers: [String]?
 

@@ -57,11 +57,13 @@ extension KeepAliveService.Configuration {
     /// strategy's check and the scheduled refresh each as often as their budget allows.
     var deviceSleepWithWork: DeviceSleepKeeper.Configuration? {
         guard var sleep = deviceSleep else { return nil }
+        // As often as the budget set allows (`--wake-budget`), not the default's.
+        func allowed(_ kind: WakeKind) -> Duration { (sleep.options.budgets[kind] ?? kind.defaultBudget).interval }
         let work: (WakeKind, Duration)? =
             switch strategy {
             case .hybrid, .continuousLocation: (.poll, hybrid.interval)
-            case .monitoring: (.monitoring, WakeKind.monitoring.defaultBudget.interval)
-            case .scheduledRefresh: (.refresh, WakeKind.refresh.defaultBudget.interval)
+            case .monitoring: (.monitoring, allowed(.monitoring))
+            case .scheduledRefresh: (.refresh, allowed(.refresh))
             default: nil
             }
         if let (kind, period) = work, sleep.options.every[kind] == nil { sleep.options.every[kind] = period }

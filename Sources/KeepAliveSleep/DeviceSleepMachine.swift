@@ -47,8 +47,10 @@ public struct DeviceSleepMachine: Sendable {
         public init() {}
     }
 
-    /// What the model says of the app.
+    /// What the model says of an app: the service's own (unnamed), or one of a host's.
     public struct AppRules: Sendable, Equatable {
+        /// The app's name under a host, as locks and `status` name it (`nil`: the service's own).
+        public var app: String?
         /// Its state in the model.
         public var state: AppState
         /// Its location authorization.
@@ -60,11 +62,12 @@ public struct DeviceSleepMachine: Sendable {
         /// Paused as stationary (the monitoring strategy's pause): its location sleeps too.
         public var isStationary: Bool
 
-        /// An app's rules.
+        /// An app's rules (`app`: its name under a host).
         public init(
-            state: AppState, authorization: LocationAuthorization, backgroundModes: BackgroundModes = [.audio, .location],
+            app: String? = nil, state: AppState, authorization: LocationAuthorization, backgroundModes: BackgroundModes = [.audio, .location],
             isStationary: Bool = false
         ) {
+            self.app = app
             self.state = state
             self.authorization = authorization
             self.backgroundModes = backgroundModes
@@ -76,7 +79,7 @@ public struct DeviceSleepMachine: Sendable {
     public enum Event: Sendable, Equatable {
         /// The service starts: the delay lock is taken.
         case started(now: Duration)
-        /// The model's view of the app changed.
+        /// The model's view of an app changed (a host's app that is not running is forgotten).
         case app(AppRules, now: Duration)
         /// The user's session changed.
         case session(SessionState, now: Duration)
@@ -150,7 +153,9 @@ public struct DeviceSleepMachine: Sendable {
 
     public let options: Options
     private var phase = Phase.awake
-    private var rules = AppRules(state: .notRunning, authorization: .notDetermined)
+    /// The apps the rules are about, by name (`""`: the service's own); the last one that changed.
+    private var apps: [String: AppRules] = [:]
+    private var changed = AppRules(state: .notRunning, authorization: .notDetermined)
     private var session = SessionState.none
     private var budgets: [WakeKind: WakeBudget]
     private var due: [WakeKind: Duration] = [:]
@@ -176,7 +181,8 @@ public struct DeviceSleepMachine: Sendable {
             for (kind, period) in options.every { due[kind] = now + period }
             return [.takeDelayLock] + hold()
         case .app(let rules, _):
-            self.rules = rules
+            apps[rules.app ?? ""] = rules.state == .notRunning ? nil : rules
+            changed = rules
             return hold()
         case .session(let state, _):
             let changed = state != session
@@ -221,15 +227,23 @@ public struct DeviceSleepMachine: Sendable {
     private var reason: String? {
         // A wake's work is held until its fix is delivered, whatever else holds.
         if case .working(let kind, _, _) = phase { return "woken for \(kind.rawValue)" }
-        guard options.holdsAwake else { return nil }
-        guard phase == .awake, rules.state != .notRunning, rules.state != .suspended, !rules.isStationary else { return nil }
+        guard options.holdsAwake, phase == .awake else { return nil }
+        let held = apps.values.sorted { ($0.app ?? "") < ($1.app ?? "") }.compactMap { rules in
+            reason(for: rules).map { why in rules.app.map { "\($0): \(why)" } ?? why }
+        }
+        return held.isEmpty ? nil : held.joined(separator: "; ")
+    }
+
+    /// Why one app holds the device awake, if it does.
+    private func reason(for rules: AppRules) -> String? {
+        guard rules.state != .notRunning, rules.state != .suspended, !rules.isStationary else { return nil }
         if rules.authorization == .always, rules.backgroundModes.contains(.location) {
             return "location always"
         }
         // Otherwise while the model lets it run (a background task, the hybrid's audio): never
         // once the user's session is inactive.
         guard session != .inactive else { return nil }
-        return "\(rules.authorization.rawValue) while the app runs, session \(session.rawValue)"
+        return "\(rules.authorization.rawValue) while \(rules.app == nil ? "the app runs" : "it runs"), session \(session.rawValue)"
     }
 
     /// Takes, keeps or releases the `block` lock as ``reason`` says; `ended` is why a lock
@@ -242,13 +256,14 @@ public struct DeviceSleepMachine: Sendable {
         return [.letSleep(reason: ended ?? released)]
     }
 
-    /// Why the rules no longer hold the device awake.
+    /// Why the rules no longer hold the device awake: what the app that changed last became.
     private var released: String {
-        switch (rules.state, rules.isStationary, session) {
-        case (.suspended, _, _): "the model suspended the app"
-        case (.notRunning, _, _): "the app is not running"
-        case (_, true, _): "the app is stationary"
-        case (_, _, .inactive): "the session is inactive (\(rules.authorization.rawValue))"
+        let app = changed.app ?? "the app"
+        return switch (changed.state, changed.isStationary, session) {
+        case (.suspended, _, _): "the model suspended \(app)"
+        case (.notRunning, _, _): "\(app) is not running"
+        case (_, true, _): "\(app) is stationary"
+        case (_, _, .inactive): "the session is inactive (\(changed.authorization.rawValue))"
         default: "released"
         }
     }
@@ -274,7 +289,8 @@ public struct DeviceSleepMachine: Sendable {
         // The hybrid's poll wakes the device only when authorized always, as iOS allows it.
         // At least `alarmLead` after the sleep begins: the kernel refuses to suspend for an
         // alarm due within 2 s, and work already due waits for the shortest sleep.
-        let alarm = options.wakes.filter { $0 != .poll || rules.authorization == .always }
+        let always = apps.values.contains { $0.authorization == .always }
+        let alarm = options.wakes.filter { $0 != .poll || always }
             .compactMap { kind in nextWake(of: kind, from: now).map { (kind, max($0, now + Self.alarmLead)) } }
             .min { $0.1 < $1.1 }
         phase = .asleep(since: now, alarm: alarm)

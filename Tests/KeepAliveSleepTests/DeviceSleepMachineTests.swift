@@ -78,6 +78,27 @@ struct DeviceSleepMachineTests {
         #expect(machine.heldFor == "location always")
     }
 
+    @Test func aHostHoldsOneLockForTheAppsItsRulesLetRunAndNamesThem() {
+        var machine = started()
+        _ = machine.handle(.session(.active, now: .zero))
+        let tracker = DeviceSleepMachine.AppRules(app: "tracker", state: .background, authorization: .always)
+        let logger = DeviceSleepMachine.AppRules(app: "logger", state: .background, authorization: .whenInUse, backgroundModes: [.audio])
+        #expect(machine.handle(.app(tracker, now: seconds(1))) == [.holdAwake(reason: "tracker: location always")])
+        // A second app: the same lock, its reason naming both.
+        #expect(
+            machine.handle(.app(logger, now: seconds(2)))
+                == [.holdAwake(reason: "logger: when-in-use while it runs, session active; tracker: location always")]
+        )
+        var frozen = tracker
+        frozen.state = .suspended
+        #expect(machine.handle(.app(frozen, now: seconds(3))) == [.holdAwake(reason: "logger: when-in-use while it runs, session active")])
+        // The last one the rules let run stops: the lock goes, with what it became.
+        var gone = logger
+        gone.state = .notRunning
+        #expect(machine.handle(.app(gone, now: seconds(4))) == [.letSleep(reason: "logger is not running")])
+        #expect(machine.heldFor == nil)
+    }
+
     @Test func theStationaryPauseAndAnOptOutReleaseTheLock() {
         var machine = started()
         _ = machine.handle(.app(.init(state: .background, authorization: .always), now: .zero))

@@ -78,6 +78,7 @@ extension KeepAlive.HostCommand {
 
         func run() async throws {
             let reply = try await HostControl.send(.status(app: app), socket: socket.socket)
+            if !json, let device = reply.device { print("device: \(device)") }
             for status in reply.apps ?? [] {
                 if json {
                     Console.out(HostProtocol.encode(status))

@@ -2,6 +2,7 @@ import FoundationEssentials
 import KeepAliveHost
 import KeepAliveCore
 import KeepAliveMonitoring
+import KeepAliveSleep
 
 /// The host's events as human lines or NDJSON.
 struct HostOutput: Sendable {
@@ -113,6 +114,10 @@ struct HostOutput: Sendable {
             object["event"] = "error"
             object["message"] = .string(message)
             text = "error: \(message)"
+        case .sleep(let notice):
+            object["event"] = "sleep"
+            Output.describe(sleep: notice, in: &object)
+            text = notice.description
         case .stopped:
             object["event"] = "stopped"
             text = "host stopped"

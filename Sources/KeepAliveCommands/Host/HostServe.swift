@@ -147,6 +147,9 @@ extension KeepAlive.HostCommand {
         @Flag(inversion: .prefixedNo, help: "One JSON object per line.")
         var json = false
 
+        /// One lock for the apps the rules let run; their refresh tasks wake the device.
+        @OptionGroup(title: "Device sleep") var deviceSleep: DeviceSleepOptions
+
         /// What the options' types cannot say: each was read, typed, by ArgumentParser.
         func validate() throws {
             if eventBudget.value <= .zero {
@@ -208,6 +211,7 @@ extension KeepAlive.HostCommand {
             if let monitors { configuration.monitorFolder = URL(fileURLWithPath: monitors) }
             configuration.dataWakes = dataWakes.value
             configuration.eventWakes = eventWakes.value
+            configuration.deviceSleep = deviceSleep.configuration
             configuration.groupLimits.groups = appCgroups
             configuration.groupLimits.depth = appCgroupDepth
             configuration.groupLimits.processes = appProcesses
