@@ -69,10 +69,12 @@ extension AppHost {
         apps.values.contains { $0.model.runningScheduledTask != nil || $0.machine.isLaunching }
     }
 
-    /// The device's sleep, as `status` says it (`nil`: not followed).
+    /// The device's sleep, as `status` says it (`nil`: the host was not asked to follow it).
     var deviceStatus: String? {
         guard let keeper = sleepKeeper else { return nil }
-        return keeper.status.heldFor.map { "held awake for \($0)" } ?? "not held awake"
+        let status = keeper.status
+        guard status.isFollowed else { return "not followed (systemd-logind not reached)" }
+        return status.heldFor.map { "held awake for \($0)" } ?? "not held awake"
     }
 }
 

@@ -20,6 +20,8 @@ public final class DeviceSleepKeeper: Sendable {
 
     /// Where the keeper stands, for `status`.
     public struct Status: Sendable, Equatable {
+        /// Whether the sleep is followed now (logind reached, the keeper running).
+        public var isFollowed = false
         /// Why the device is held awake now (`nil`: it is not).
         public var heldFor: String?
         /// The user's session.
@@ -32,7 +34,7 @@ public final class DeviceSleepKeeper: Sendable {
         public var alarm: (kind: WakeKind, at: Duration)?
 
         public static func == (lhs: Status, rhs: Status) -> Bool {
-            lhs.heldFor == rhs.heldFor && lhs.session == rhs.session && lhs.sleeps == rhs.sleeps && lhs.wakes == rhs.wakes
+            lhs.isFollowed == rhs.isFollowed && lhs.heldFor == rhs.heldFor && lhs.session == rhs.session && lhs.sleeps == rhs.sleeps && lhs.wakes == rhs.wakes
                 && lhs.alarm?.kind == rhs.alarm?.kind && lhs.alarm?.at == rhs.alarm?.at
         }
     }
@@ -80,6 +82,11 @@ public final class DeviceSleepKeeper: Sendable {
     ///   when not required, it says why and returns.
     public func run() async throws(SleepError) {
         let input = input
+        // Whatever ends the run, what is told from then on is dropped, not kept.
+        defer {
+            input.finish()
+            state.withLock { $0.isFollowed = false }
+        }
         let logind: Logind
         do throws(SleepError) {
             logind = try Logind { signal in
@@ -106,6 +113,7 @@ public final class DeviceSleepKeeper: Sendable {
         }
         var locks = HeldLocks()
         var machine = DeviceSleepMachine(options: configuration.options)
+        state.withLock { $0.isFollowed = true }
         input.yield(.machine(.started(now: BootClock.now())))
         await withDiscardingTaskGroup { group in
             // The stream's iteration ends when the run is cancelled.
