@@ -97,15 +97,17 @@ struct HostSleepHands: SleepHands {
     func resumed(asleep: Duration) async { await host?.deviceResumed() }
 
     /// A refresh: the due work runs (its app thawed or launched) and the device is held until
-    /// it ends, at most `bound`. The monitoring check: a fix for the apps' conditions, whose
-    /// events wake their apps as when awake.
+    /// it ends, at most `bound` (or 10 s, when none starts: its conditions may not hold). The
+    /// monitoring check: a fix for the apps' conditions, whose events wake their apps as when
+    /// awake.
     func runWork(_ kind: WakeKind, within bound: Duration) async -> Bool {
         guard let host else { return false }
-        let deadline = ContinuousClock.now + bound
+        let began = ContinuousClock.now
+        let deadline = began + bound
         if kind == .refresh {
             await host.runDueWork()
             var started = false
-            while ContinuousClock.now < deadline {
+            while ContinuousClock.now < deadline, started || ContinuousClock.now < began + .seconds(10) {
                 let running = await host.isRunningScheduledWork
                 if started, !running { return true }
                 started = started || running

@@ -34,8 +34,9 @@ public final class DeviceSleepKeeper: Sendable {
         public var alarm: (kind: WakeKind, at: Duration)?
 
         public static func == (lhs: Status, rhs: Status) -> Bool {
-            lhs.isFollowed == rhs.isFollowed && lhs.heldFor == rhs.heldFor && lhs.session == rhs.session && lhs.sleeps == rhs.sleeps && lhs.wakes == rhs.wakes
-                && lhs.alarm?.kind == rhs.alarm?.kind && lhs.alarm?.at == rhs.alarm?.at
+            lhs.isFollowed == rhs.isFollowed && lhs.heldFor == rhs.heldFor && lhs.session == rhs.session
+                && lhs.sleeps == rhs.sleeps && lhs.wakes == rhs.wakes && lhs.alarm?.kind == rhs.alarm?.kind
+                && lhs.alarm?.at == rhs.alarm?.at
         }
     }
 
