@@ -31,13 +31,7 @@ public final class DeviceSleepKeeper: Sendable {
         /// Wakes the alarm made, per kind.
         public var wakes: [WakeKind: Int] = [:]
         /// The next wake alarm armed, on the boot clock, and for what.
-        public var alarm: (kind: WakeKind, at: Duration)?
-
-        public static func == (lhs: Status, rhs: Status) -> Bool {
-            lhs.isFollowed == rhs.isFollowed && lhs.heldFor == rhs.heldFor && lhs.session == rhs.session
-                && lhs.sleeps == rhs.sleeps && lhs.wakes == rhs.wakes && lhs.alarm?.kind == rhs.alarm?.kind
-                && lhs.alarm?.at == rhs.alarm?.at
-        }
+        public var alarm: DeviceSleepMachine.Alarm?
     }
 
     public let configuration: Configuration
@@ -161,7 +155,7 @@ public final class DeviceSleepKeeper: Sendable {
         case .armAlarm(let time, let kind):
             do throws(SleepError) {
                 try alarm?.arm(at: time)
-                state.withLock { $0.alarm = (kind, time) }
+                state.withLock { $0.alarm = DeviceSleepMachine.Alarm(kind: kind, at: time) }
             } catch {
                 notice(.failed("\(error)"))
             }

@@ -128,24 +128,22 @@ public struct DeviceSleepMachine: Sendable {
         case say(SleepNotice)
     }
 
+    /// A wake alarm: for which kind of work, at what time of the boot clock.
+    public struct Alarm: Sendable, Equatable {
+        /// The work it wakes the device for.
+        public var kind: WakeKind
+        /// When, on the boot clock.
+        public var at: Duration
+    }
+
     private enum Phase: Equatable {
         case awake
         /// Preparing a sleep announced at this time.
         case preparing(since: Duration)
-        /// Asleep since this time, woken by the alarm for `alarm` if it was armed.
-        case asleep(since: Duration, alarm: (WakeKind, Duration)?)
+        /// Asleep since this time, woken by `alarm` if one was armed.
+        case asleep(since: Duration, alarm: Alarm?)
         /// Awake for a wake's work: waiting for a fix until `until`, then delivering.
         case working(WakeKind, fixed: Bool, until: Duration)
-
-        static func == (lhs: Phase, rhs: Phase) -> Bool {
-            switch (lhs, rhs) {
-            case (.awake, .awake): true
-            case (.preparing(let a), .preparing(let b)): a == b
-            case (.asleep(let a, let x), .asleep(let b, let y)): a == b && x?.0 == y?.0 && x?.1 == y?.1
-            case (.working(let a, let f, let u), .working(let b, let g, let v)): a == b && f == g && u == v
-            default: false
-            }
-        }
     }
 
     /// The shortest time from a sleep to its wake alarm.
@@ -291,19 +289,19 @@ public struct DeviceSleepMachine: Sendable {
         // alarm due within 2 s, and work already due waits for the shortest sleep.
         let always = apps.values.contains { $0.authorization == .always }
         let alarm = options.wakes.filter { $0 != .poll || always }
-            .compactMap { kind in nextWake(of: kind, from: now).map { (kind, max($0, now + Self.alarmLead)) } }
-            .min { $0.1 < $1.1 }
+            .compactMap { kind in nextWake(of: kind, from: now).map { Alarm(kind: kind, at: max($0, now + Self.alarmLead)) } }
+            .min { $0.at < $1.at }
         phase = .asleep(since: now, alarm: alarm)
         var actions: [Action] = []
-        if let (kind, at) = alarm {
-            actions += [.armAlarm(at: at, for: kind), .say(.alarmArmed(kind, in: at - now))]
+        if let alarm {
+            actions += [.armAlarm(at: alarm.at, for: alarm.kind), .say(.alarmArmed(alarm.kind, in: alarm.at - now))]
         }
         return actions + [.releaseDelayLock]
     }
 
     private mutating func resumed(now: Duration) -> [Action] {
         let since: Duration
-        let alarm: (WakeKind, Duration)?
+        let alarm: Alarm?
         switch phase {
         case .asleep(let start, let armed): (since, alarm) = (start, armed)
         case .preparing(let start): (since, alarm) = (start, nil)  // the sleep did not wait for us
@@ -311,11 +309,12 @@ public struct DeviceSleepMachine: Sendable {
         }
         var actions: [Action] = [.disarmAlarm, .takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))]
         // The alarm's wake: within a second of its time (the RTC's resolution), or later.
-        if let (kind, at) = alarm, now + .seconds(1) >= at {
+        if let alarm, now + .seconds(1) >= alarm.at {
+            let kind = alarm.kind
             budgets[kind, default: kind.defaultBudget].spend(at: now)
             due[kind] = options.every[kind].map { now + $0 }
             phase = .working(kind, fixed: false, until: now + options.fixWait)
-            actions += [.say(.woke(kind, late: max(.zero, now - at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
+            actions += [.say(.woke(kind, late: max(.zero, now - alarm.at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
         } else {
             phase = .awake
         }
