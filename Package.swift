@@ -5,7 +5,6 @@ import PackageDescription
 /// library, the mocks and the shared support.
 let integrationDependencies: [Target.Dependency] = [
     "keepalive",
-    "keepalive-journal",
     "LocationKeepAlive",
     "LocationKeepAliveMocks",
     "DeliveryMocks",
@@ -32,7 +31,6 @@ let package = Package(
         .library(name: "LocationKeepAliveMocks", targets: ["LocationKeepAliveMocks"]),
         .library(name: "DeliveryMocks", targets: ["DeliveryMocks"]),
         .executable(name: "keepalive", targets: ["keepalive"]),
-        .executable(name: "keepalive-journal", targets: ["keepalive-journal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -41,7 +39,6 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `swift package generate-documentation --target MODULE`: build-time only, nothing linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -66,6 +63,11 @@ let package = Package(
         .systemLibrary(
             name: "CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // SQLite's C API, loaded with dlopen when a journal is first opened (see its shim).
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(
             name: "CSodium",
@@ -116,12 +118,17 @@ let package = Package(
             name: "KeepAliveGeoClue",
             dependencies: ["KeepAliveCore", "KeepAliveBus", "CSDBus", .product(name: "Logging", package: "swift-log")]
         ),
+        // SQLite behind a small typed layer: connections, statements, rows, transactions, migrations.
+        .target(
+            name: "KeepAliveSQLite",
+            dependencies: ["KeepAliveCore", "CSQLite"]
+        ),
         .target(
             name: "KeepAliveJournal",
             dependencies: [
                 "KeepAliveCore",
                 "KeepAliveMonitoring",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "KeepAliveSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -181,9 +188,8 @@ let package = Package(
             dependencies: ["KeepAliveCore", "KeepAliveJournal", "KeepAliveDelivery"],
             path: "Mocks/Delivery"
         ),
-        // The command-line tool: `keepalive` without the journal (GRDB, SQLite, Foundation), and
-        // `keepalive-journal`, the same command with them, which `keepalive` becomes for the
-        // commands that need the journal.
+        // The command-line tool, one binary for every command: the commands, and apart from them
+        // (so that the commands module needs no journal) the commands that keep a journal.
         .target(
             name: "KeepAliveCommands",
             dependencies: [
@@ -221,8 +227,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        .executableTarget(name: "keepalive", dependencies: ["KeepAliveCommands"]),
-        .executableTarget(name: "keepalive-journal", dependencies: ["KeepAliveCommands", "KeepAliveJournalCommands"]),
+        .executableTarget(name: "keepalive", dependencies: ["KeepAliveCommands", "KeepAliveJournalCommands"]),
         .executableTarget(
             name: "keepalive-bench",
             dependencies: ["LocationKeepAlive"],
@@ -250,6 +255,11 @@ let package = Package(
         .testTarget(
             name: "KeepAliveMonitoringTests",
             dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "LocationKeepAliveMocks"]
+        ),
+        // The journal's SQLite layer on real files.
+        .testTarget(
+            name: "KeepAliveSQLiteTests",
+            dependencies: ["KeepAliveSQLite"]
         ),
         .testTarget(
             name: "KeepAliveJournalTests",

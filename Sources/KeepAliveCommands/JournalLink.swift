@@ -1,14 +1,11 @@
 package import ArgumentParser
-import Glibc
 package import KeepAliveCore
 package import KeepAliveMonitoring
 package import KeepAliveService
 
-/// What the commands need from the journal and delivery modules, which only `keepalive-journal`
-/// links (they bring GRDB, SQLite and Foundation). `keepalive` has no link: a command that
-/// needs the journal replaces the process with `keepalive-journal` and the same arguments
-/// (``JournalLink/relaunch()``), so `watch`, `locate`, `auth`, `simulate`, `host` and `run`
-/// without a journal never map them.
+/// What the commands need from the journal and delivery modules, which the commands module
+/// does not import: `keepalive`'s `main` links them in (``JournalLink``), and a program built on
+/// the commands alone runs every command but these.
 package protocol JournalCommands: Sendable {
     /// The checks of a command's options that need the journal's types (destinations, formats).
     func validate(_ command: any ParsableArguments) throws
@@ -53,7 +50,7 @@ package struct ServiceJournal: Sendable {
     }
 }
 
-/// The journal commands of this process: set once, by `keepalive-journal`'s `main`.
+/// The journal commands of this process: set once, by `keepalive`'s `main`.
 package enum JournalLink {
     private static let installed = Locked<(any JournalCommands)?>(nil)
 
@@ -62,48 +59,21 @@ package enum JournalLink {
 
     static func install(_ commands: (any JournalCommands)?) { installed.withLock { $0 = commands } }
 
-    /// The journal commands, or this process replaced by `keepalive-journal` (never returns then).
-    package static func required() -> any JournalCommands {
-        if let commands { return commands }
-        relaunch()
+    /// The journal commands; throws when this program was built without them.
+    package static func required() throws -> any JournalCommands {
+        guard let commands else {
+            throw ValidationError("this keepalive was built without the journal: build the keepalive product (scripts/install)")
+        }
+        return commands
     }
 
-    /// Checks `command`'s journal options where they can be checked (in `keepalive-journal`).
+    /// Checks `command`'s journal options.
     package static func validate(_ command: any ParsableArguments) throws {
         try commands?.validate(command)
     }
 
-    /// Runs `command` with the journal, here or in `keepalive-journal`.
+    /// Runs `command` with the journal.
     package static func run(_ command: any ParsableCommand) async throws {
         try await required().run(command)
-    }
-
-    /// Replaces this process with `keepalive-journal` (beside this binary, or in
-    /// `../libexec/keepalive`), same arguments, same process id (so systemd's main process and a
-    /// host's app stay the same); exits 1 saying how to install it when it is missing.
-    static func relaunch() -> Never {
-        let binary = executablePath()
-        let folder = binary.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let candidates = ["\(folder)/keepalive-journal", "\(folder)/../libexec/keepalive/keepalive-journal"]
-        for path in candidates where access(path, X_OK) == 0 {
-            var arguments = ProcessArguments.current
-            arguments[0] = path
-            let argv = arguments.map { strdup($0) } + [nil]
-            execv(path, argv)
-            Console.error("keepalive: cannot start \(path): \(String(cString: strerror(errno)))\n")
-            exit(1)
-        }
-        Console.error(
-            "keepalive: this command needs the journal, and keepalive-journal is not installed beside \(binary) "
-                + "(looked in \(candidates.joined(separator: " and "))): install both with scripts/install\n"
-        )
-        exit(1)
-    }
-
-    private static func executablePath() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return ProcessArguments.current[0] }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

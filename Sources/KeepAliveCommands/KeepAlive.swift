@@ -4,7 +4,7 @@ import Glibc
 import KeepAliveCore
 import Logging
 
-/// The `keepalive` command: `keepalive` runs it without the journal, `keepalive-journal` with it.
+/// The `keepalive` command: every command, one binary (the journal's through ``JournalLink``).
 package struct KeepAlive: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "keepalive",
@@ -18,9 +18,9 @@ package struct KeepAlive: AsyncParsableCommand {
 
     package init() {}
 
-    /// Parses the arguments and runs the command; with `journal`, the commands that need the
-    /// journal run in this process, without, they relaunch it as `keepalive-journal`. Usage
-    /// errors exit 64 (EX_USAGE), as sysexits.h asks; ArgumentParser's default is 64 too.
+    /// Parses the arguments and runs the command; `journal` runs the commands that need the
+    /// journal (without it they fail, saying so). Usage errors exit 64 (EX_USAGE), as
+    /// sysexits.h asks; ArgumentParser's default is 64 too.
     package static func main(journal: (any JournalCommands)?) async {
         JournalLink.install(journal)
         // A reader that went away (a closed pipe, an audio FIFO, gpsd) is an error to handle,

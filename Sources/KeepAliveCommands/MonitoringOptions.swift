@@ -49,7 +49,7 @@ struct MonitoringOptions: ParsableArguments {
     }
 
     /// The conditions of the files, by identifier (none without `--conditions` or `--waypoints`).
-    /// Reading waypoints takes `keepalive-journal`, where the OwnTracks messages are.
+    /// Reading waypoints takes the journal commands, where the OwnTracks messages are.
     func read() throws -> [String: MonitorCondition] {
         var all: [String: MonitorCondition] = [:]
         if let conditions { all = try KeepAlive.Monitor.readConditions(from: URL(fileURLWithPath: conditions)) }

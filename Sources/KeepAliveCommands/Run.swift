@@ -186,10 +186,9 @@ extension KeepAlive {
         }
 
         func run() async throws {
-            // A journal, a destination or waypoints: this process becomes keepalive-journal, before
-            // it does anything.
+            // A journal, a destination or waypoints: the journal commands, before anything is done.
             let needsJournal = delivery.isRequested || monitoring.waypoints != nil
-            let journalCommands = needsJournal ? JournalLink.required() : nil
+            let journalCommands = needsJournal ? try JournalLink.required() : nil
             let interrupts = await Interrupts.trap()
             let hangups = await ConfigurationReload.signals(for: settings.config)
             let output = Output(json: source.json)
@@ -201,16 +200,18 @@ extension KeepAlive {
                 application: appID,
                 file: source.authFile.map { AuthorizationFile(url: URL(fileURLWithPath: $0)) }
             )
-            let manager = try source.makeManager(authorization: authorization)
             if monitoring.isGiven || configuration.reportingMode != nil {
                 configuration.monitoring = try readMonitoring(output: output)
             }
             let endpoint = try startMetrics(into: &configuration, output: output)
             defer { endpoint?.stop() }
+            // The journal before the source: a journal that cannot open fails the command before
+            // a receiver or a replay (which may be a FIFO that blocks until written) is opened.
             var journal: ServiceJournal?
             if delivery.isRequested, let journalCommands {
                 journal = try openJournal(journalCommands, into: &configuration, output: output)
             }
+            let manager = try source.makeManager(authorization: authorization)
             let service = KeepAliveService(configuration: configuration, locationManager: manager, authorization: authorization)
             try await serve(service, journal: journal, output: output, interrupts: interrupts, hangups: hangups)
         }

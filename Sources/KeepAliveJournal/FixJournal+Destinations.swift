@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import GRDB
+import KeepAliveSQLite
 import KeepAliveCore
 import KeepAliveMonitoring
 
@@ -25,7 +25,7 @@ extension FixJournal {
     /// The destinations and their settings, by name.
     public func destinations() throws(JournalError) -> [(name: String, settings: String)] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT name, settings FROM destination ORDER BY name").map { ($0[0], $0[1]) }
+            try SQLiteRow.fetchAll(db, sql: "SELECT name, settings FROM destination ORDER BY name").map { (try $0[0], try $0[1]) }
         }
     }
 
@@ -108,13 +108,13 @@ extension FixJournal {
             guard let stored = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination])
             else { throw JournalError.unknownDestination(destination) }
             let through = max(stored, after ?? 0)
-            let retries = try Row.fetchAll(
+            let retries = try SQLiteRow.fetchAll(
                 db,
                 sql: JournalSchema.selectFix
                     + " WHERE seq IN (SELECT seq FROM deadLetter WHERE destination = ? AND retry = 1) ORDER BY seq LIMIT ?",
                 arguments: [destination, limit]
             )
-            let next = try Row.fetchAll(
+            let next = try SQLiteRow.fetchAll(
                 db,
                 sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?",
                 arguments: [through, limit - retries.count]
@@ -128,7 +128,7 @@ extension FixJournal {
             }
             guard let first = next.first else { return PendingRecords(records: retried, retried: retried.count) }
             var inside = try Self.regionsInside(db, before: first[0])
-            let records = next.map(JournalSchema.record).map { record in
+            let records = try next.map(JournalSchema.record).map { record in
                 var record = record
                 record.insideRegions = ordered(inside)
                 if let event = record.event, event.condition?.isRegion == true {
@@ -161,7 +161,7 @@ extension FixJournal {
     /// keep its leases, with no commit of their own.
     static func saveCursors(
         _ delivered: [String: DeliveredPosition], records: [JournalRecord], at now: Double, renewing lease: (owner: String, ttl: Duration)?,
-        in db: Database
+        in db: SQLiteConnection
     ) throws {
         if let lease {
             try db.execute(
@@ -178,7 +178,7 @@ extension FixJournal {
 
     /// The one way a cursor moves on a delivery: forward past `through` (never back), the
     /// success's time noted, the head's refusals forgotten.
-    private static func moveCursor(of destination: String, through: Int64, at now: Double, in db: Database) throws {
+    private static func moveCursor(of destination: String, through: Int64, at now: Double, in db: SQLiteConnection) throws {
         try db.execute(
             sql: """
                 UPDATE destination SET deliveredThrough = max(deliveredThrough, ?), lastSuccess = ?,
@@ -195,8 +195,8 @@ extension FixJournal {
 
     /// The regions entered and not left before `sequence`: the last event of each region
     /// condition, where it entered.
-    private static func regionsInside(_ db: Database, before sequence: Int64) throws -> [String: MonitorEvent] {
-        let rows = try Row.fetchAll(
+    private static func regionsInside(_ db: SQLiteConnection, before sequence: Int64) throws -> [String: MonitorEvent] {
+        let rows = try SQLiteRow.fetchAll(
             db,
             sql: JournalSchema.selectFix + """
                  WHERE seq IN (SELECT max(seq) FROM fix WHERE event IS NOT NULL AND seq < ?
@@ -206,7 +206,7 @@ extension FixJournal {
             arguments: [sequence]
         )
         var inside: [String: MonitorEvent] = [:]
-        for event in rows.compactMap({ JournalSchema.record($0).event }) where event.state == .satisfied {
+        for event in try rows.compactMap({ try JournalSchema.record($0).event }) where event.state == .satisfied {
             inside[event.identifier] = event
         }
         return inside
@@ -254,10 +254,10 @@ extension FixJournal {
     ) throws(JournalError) -> Bool {
         let now = now().timeIntervalSince1970
         return try write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT headSeq, headTries FROM destination WHERE name = ?", arguments: [destination])
+            guard let row = try SQLiteRow.fetchOne(db, sql: "SELECT headSeq, headTries FROM destination WHERE name = ?", arguments: [destination])
             else { throw JournalError.unknownDestination(destination) }
-            let head: Int64? = row[0]
-            let tries = (head == record.sequence ? row[1] as Int : 0) + 1
+            let head: Int64? = try row[0]
+            let tries = (head == record.sequence ? try row[1] as Int : 0) + 1
             try db.execute(
                 sql: "UPDATE destination SET headSeq = ?, headTries = ?, lastError = ?, lastErrorAt = ? WHERE name = ?",
                 arguments: [record.sequence, tries, reason, now, destination]
@@ -285,7 +285,7 @@ extension FixJournal {
     /// The dead letters, of one destination or all.
     public func deadLetters(for destination: String? = nil) throws(JournalError) -> [DeadLetter] {
         try read { db in
-            try Row.fetchAll(
+            try SQLiteRow.fetchAll(
                 db,
                 sql: """
                     SELECT destination, seq, reason, tries, at, retry FROM deadLetter
@@ -293,7 +293,7 @@ extension FixJournal {
                     """,
                 arguments: [destination, destination]
             ).map {
-                DeadLetter(
+                try DeadLetter(
                     destination: $0[0], sequence: $0[1], reason: $0[2], tries: $0[3],
                     at: Date(timeIntervalSince1970: $0[4]), isQueuedForRetry: $0[5] as Bool
                 )

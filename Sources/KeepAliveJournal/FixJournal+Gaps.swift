@@ -1,5 +1,5 @@
 public import FoundationEssentials
-import GRDB
+import KeepAliveSQLite
 
 /// A time the device slept: no fix could come, and an export starts a new segment after it.
 public struct JournalGap: Sendable, Hashable {
@@ -30,8 +30,8 @@ extension FixJournal {
     public func gaps() throws(JournalError) -> [JournalGap] {
         try read { db in
             guard try db.tableExists("gap") else { return [] }
-            return try Row.fetchAll(db, sql: "SELECT afterSeq, start, end, reason FROM gap ORDER BY afterSeq, start").map { row in
-                JournalGap(
+            return try SQLiteRow.fetchAll(db, sql: "SELECT afterSeq, start, end, reason FROM gap ORDER BY afterSeq, start").map { row in
+                try JournalGap(
                     afterSequence: row[0], start: Date(timeIntervalSince1970: row[1]), end: Date(timeIntervalSince1970: row[2]),
                     reason: row[3]
                 )

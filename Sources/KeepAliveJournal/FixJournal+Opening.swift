@@ -1,5 +1,5 @@
 import FoundationEssentials
-import GRDB
+import KeepAliveSQLite
 import Glibc
 
 extension FixJournal {
@@ -14,19 +14,13 @@ extension FixJournal {
 
     /// A connection that only reads `path`: checked as ``inspect(_:)`` checks it, and with an
     /// older layout read through ``JournalSchema/viewOfOlderLayout(_:)``.
-    static func openForReading(_ path: String) throws(JournalError) -> DatabaseQueue {
+    static func openForReading(_ path: String) throws(JournalError) -> SQLiteDatabase {
         guard Glibc.access(path, F_OK) == 0 else {
             throw .unavailable(path: path, detail: "there is no journal there: nothing was recorded with it yet")
         }
         do {
             try inspect(path)
-            var configuration = Configuration()
-            configuration.readonly = true
-            configuration.busyMode = .timeout(10)
-            configuration.label = "journal"
-            let database = try DatabaseQueue(path: path, configuration: configuration)
-            try database.inDatabase { db in try JournalSchema.viewOfOlderLayout(db) }
-            return database
+            return try SQLiteDatabase(path: path, readOnly: true, prepare: JournalSchema.viewOfOlderLayout)
         } catch {
             throw journalError(error, path: path)
         }
@@ -59,10 +53,8 @@ extension FixJournal {
     /// Refuses, without writing to it, a journal from a newer version and a SQLite database
     /// that is not a journal.
     static func inspect(_ path: String) throws {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)  // another process may be creating the journal now
-        let database = try DatabaseQueue(path: path, configuration: configuration)
+        // Waiting up to 10 s for a lock: another process may be creating the journal now.
+        let database = try SQLiteDatabase(path: path, readOnly: true)
         try database.read { db in
             if try JournalSchema.migrator.hasBeenSuperseded(db) {
                 let known = Set(JournalSchema.migrator.migrations)
@@ -76,20 +68,20 @@ extension FixJournal {
                 )
             }
         }
-        try database.close()
+        database.close()
     }
 
-    /// A GRDB error as a journal error that names the file.
+    /// A SQLite error as a journal error that names the file.
     static func journalError(_ error: any Error, path: String) -> JournalError {
         if let error = error as? JournalError { return error }
-        guard let error = error as? DatabaseError else {
+        guard let error = error as? SQLiteError else {
             return .database(path: path, detail: "\(error)")
         }
-        let detail = error.message ?? "\(error.resultCode)"
-        switch error.resultCode.primaryResultCode {
-        case .SQLITE_NOTADB, .SQLITE_CORRUPT: return .damaged(path: path, detail: detail)
-        case .SQLITE_FULL: return .diskFull(path: path)
-        case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH:
+        let detail = error.message
+        switch error.primaryCode {
+        case SQLiteError.notADatabase, SQLiteError.corrupt: return .damaged(path: path, detail: detail)
+        case SQLiteError.full: return .diskFull(path: path)
+        case SQLiteError.cannotOpen, SQLiteError.readOnly, SQLiteError.permission, SQLiteError.authorization, SQLiteError.notLoaded:
             return .unavailable(path: path, detail: detail)
         default: return .database(path: path, detail: detail)
         }
@@ -103,8 +95,8 @@ extension FixJournal {
     static let connectionSettings: KeyValuePairs<String, String> = ["journal_mode": "wal", "synchronous": "2"]
 
     /// Sets ``connectionSettings`` on a new connection and reads each back: a library default
-    /// that undoes one (as GRDB's WAL set-up once did) fails the open instead of losing fixes.
-    static func prepareConnection(_ db: Database, path: String) throws {
+    /// that undoes one (as GRDB's WAL set-up once did, when the journal was kept through it) fails the open instead of losing fixes.
+    static func prepareConnection(_ db: SQLiteConnection, path: String) throws {
         // 1 KB pages for a new journal (an existing one keeps its own): a group commit writes
         // each page it touches whole, and a fix is about 150 bytes.
         try db.execute(sql: "PRAGMA page_size = 1024; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
@@ -116,7 +108,7 @@ extension FixJournal {
         }
     }
 
-    private static func settings(of db: Database) throws -> [String: String] {
+    private static func settings(of db: SQLiteConnection) throws -> [String: String] {
         var settings: [String: String] = [:]
         for (pragma, _) in connectionSettings {
             settings[pragma] = try String.fetchOne(db, sql: "PRAGMA \(pragma)")
@@ -135,7 +127,7 @@ extension FixJournal {
     /// remounted read-only does: what tests of a journal that cannot be written use.
     package func refuseWrites(_ refuse: Bool) throws(JournalError) {
         do {
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(refuse ? 1 : 0)") }
+            try database.withoutTransaction { db in try db.execute(sql: "PRAGMA query_only = \(refuse ? 1 : 0)") }
         } catch {
             throw Self.journalError(error, path: filePath)
         }

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import GRDB
+import KeepAliveSQLite
 import Logging
 import KeepAliveCore
 
@@ -24,7 +24,7 @@ extension FixJournal {
             var undelivered = 0
             // Dead letters keep their records; an undelivered record is one past some destination's cursor.
             let lowestCursor = try Int64.fetchOne(db, sql: "SELECT min(deliveredThrough) FROM destination")
-            func drop(_ condition: String, _ arguments: StatementArguments) throws {
+            func drop(_ condition: String, _ arguments: SQLiteArguments) throws {
                 let keep = " AND seq NOT IN (SELECT seq FROM deadLetter)"
                 if let lowestCursor {
                     undelivered += try Int.fetchOne(
@@ -84,7 +84,7 @@ extension FixJournal {
         return dropped
     }
 
-    static func bytesInUse(_ db: Database) throws -> Int64 {
+    static func bytesInUse(_ db: SQLiteConnection) throws -> Int64 {
         let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         let free = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
         let size = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
@@ -95,20 +95,20 @@ extension FixJournal {
     public func status() throws(JournalError) -> JournalStatus {
         let now = now().timeIntervalSince1970
         return try read { db in
-            let summary = try Row.fetchOne(
+            let summary = try SQLiteRow.fetchOne(
                 db, sql: "SELECT count(*), min(coalesce(fixTime, recordedAt)), max(coalesce(fixTime, recordedAt)), max(seq) FROM fix"
             )
             let counters = try Dictionary(
-                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT name, value FROM counter").map { ($0[0] as String, $0[1] as Int64) }
+                uniqueKeysWithValues: SQLiteRow.fetchAll(db, sql: "SELECT name, value FROM counter").map { (try $0[0] as String, try $0[1] as Int64) }
             )
             let destinations = try Self.destinationStatuses(db, name: nil, now: now)
             let offset = try Int64.fetchOne(
                 db,
                 sql: "SELECT clockOffset FROM (SELECT clockOffset FROM fix ORDER BY seq DESC LIMIT 1000) WHERE clockOffset IS NOT NULL LIMIT 1"
             )
-            let oldest: Double? = summary?[1]
-            let newest: Double? = summary?[2]
-            return JournalStatus(
+            let oldest: Double? = try summary?[1]
+            let newest: Double? = try summary?[2]
+            return try JournalStatus(
                 path: filePath,
                 records: summary?[0] ?? 0,
                 bytes: try Self.bytesInUse(db),
@@ -134,8 +134,8 @@ extension FixJournal {
         }
     }
 
-    static func destinationStatuses(_ db: Database, name: String?, now: Double) throws -> [DestinationStatus] {
-        try Row.fetchAll(
+    static func destinationStatuses(_ db: SQLiteConnection, name: String?, now: Double) throws -> [DestinationStatus] {
+        try SQLiteRow.fetchAll(
             db,
             sql: """
                 SELECT d.name, d.settings, d.deliveredThrough, d.lastSuccess, d.lastError, d.lastErrorAt,
@@ -148,12 +148,12 @@ extension FixJournal {
                 """,
             arguments: [name, name]
         ).map { row in
-            let lastSuccess: Double? = row[3]
-            let lastErrorAt: Double? = row[5]
-            let owner: String? = row[6]
-            let expires: Double? = row[7]
-            let oldest: Double? = row[9]
-            return DestinationStatus(
+            let lastSuccess: Double? = try row[3]
+            let lastErrorAt: Double? = try row[5]
+            let owner: String? = try row[6]
+            let expires: Double? = try row[7]
+            let oldest: Double? = try row[9]
+            return try DestinationStatus(
                 name: row[0],
                 settings: row[1],
                 depth: row[8],

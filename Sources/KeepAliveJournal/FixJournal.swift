@@ -1,11 +1,11 @@
 public import FoundationEssentials
-import GRDB
+import KeepAliveSQLite
 import Glibc
 public import Logging
 public import KeepAliveCore
 public import KeepAliveMonitoring
 
-/// Every fix, durable on disk in order: a SQLite database (through GRDB) in WAL mode, one row
+/// Every fix, durable on disk in order: a SQLite database in WAL mode, one row
 /// a fix with a sequence number and a stable id, and a queue per delivery destination.
 ///
 /// ```swift
@@ -33,7 +33,7 @@ public final class FixJournal: Sendable {
     public let access: Access
     /// Whether each fix's own time is compared with the system clock when it arrives.
     public let comparesClocks: Bool
-    let database: DatabaseQueue
+    let database: SQLiteDatabase
     package let now: @Sendable () -> Date
     let battery: @Sendable () -> Int?
     let logger: Logger
@@ -71,16 +71,9 @@ public final class FixJournal: Sendable {
             return
         }
         try Self.prepareFile(at: path)
-        var configuration = Configuration()
-        // WAL is set here, not through `journalMode = .wal`: GRDB's WAL set-up runs
-        // `synchronous = NORMAL` after `prepareDatabase`, which undid FULL (no fsync per commit).
-        configuration.journalMode = .default
-        configuration.busyMode = .timeout(10)
-        configuration.label = "journal"
-        configuration.prepareDatabase { db in try Self.prepareConnection(db, path: path) }
         do {
             try Self.inspect(path)  // read-only first: switching to WAL writes the file's header
-            database = try DatabaseQueue(path: path, configuration: configuration)
+            database = try SQLiteDatabase(path: path) { db in try Self.prepareConnection(db, path: path) }
             do {
                 try JournalSchema.migrator.migrate(database)
             } catch {
@@ -215,7 +208,7 @@ public final class FixJournal: Sendable {
     /// Up to `limit` records (fixes and events) after `sequence`, in order.
     public func records(after sequence: Int64, limit: Int = 1_000) throws(JournalError) -> [JournalRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [sequence, limit])
+            try SQLiteRow.fetchAll(db, sql: JournalSchema.selectFix + " WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [sequence, limit])
                 .map(JournalSchema.record)
         }
     }
@@ -250,7 +243,7 @@ public final class FixJournal: Sendable {
         let upper = to?.timeIntervalSince1970 ?? .infinity
         while true {
             let page = try read { db in
-                try Row.fetchAll(
+                try SQLiteRow.fetchAll(
                     db,
                     sql: JournalSchema.selectFix
                         + " WHERE seq > ? AND coalesce(fixTime, recordedAt) BETWEEN ? AND ?"
@@ -281,7 +274,7 @@ public final class FixJournal: Sendable {
         for continuation in observers.withLock({ Array($0.values) }) { continuation.yield(sequence) }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(JournalError) -> T {
         do {
             return try database.read(body)
         } catch {
@@ -291,7 +284,7 @@ public final class FixJournal: Sendable {
 
     /// A write other than storing fixes (the delivery cursor, retention): a full disk is said
     /// as such, never as a fix not stored, which would count a fix lost that is not.
-    func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
+    func write<T>(_ body: (SQLiteConnection) throws -> T) throws(JournalError) -> T {
         do {
             return try database.write(body)
         } catch {

@@ -1,12 +1,12 @@
 import FoundationEssentials
-import GRDB
+import KeepAliveSQLite
 import KeepAliveCore
 import KeepAliveMonitoring
 
 /// The journal's tables, their migrations, and how a fix maps to a row.
 enum JournalSchema {
-    static let migrator: DatabaseMigrator = {
-        var migrator = DatabaseMigrator()
+    static let migrator: SQLiteMigrator = {
+        var migrator = SQLiteMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(
                 sql: """
@@ -120,8 +120,8 @@ enum JournalSchema {
     /// What a connection that only reads puts in front of an older layout's `fix` table, so
     /// every query reads it as the newest: a temporary view of the same name (SQLite looks in
     /// `temp` first) with the columns it lacks as NULL. Nothing is written to the file.
-    static func viewOfOlderLayout(_ db: Database) throws {
-        let columns = Set(try Row.fetchAll(db, sql: "PRAGMA main.table_info(fix)").map { $0["name"] as String })
+    static func viewOfOlderLayout(_ db: SQLiteConnection) throws {
+        let columns = Set(try SQLiteRow.fetchAll(db, sql: "PRAGMA main.table_info(fix)").map { try $0[1] as String })
         let missing = ["event", "clockOffset"].filter { !columns.contains($0) }
         guard !missing.isEmpty else { return }
         let added = missing.map { "NULL AS \($0)" }.joined(separator: ", ")
@@ -142,7 +142,7 @@ enum JournalSchema {
 
     static func arguments(
         _ location: Location, event: MonitorEvent?, id: String, recordedAt: Date, battery: Int?, clockOffset: SystemClockOffset?
-    ) -> StatementArguments {
+    ) -> SQLiteArguments {
         [
             id, location.timestamp?.timeIntervalSince1970, recordedAt.timeIntervalSince1970,
             location.latitude, location.longitude, location.altitudeHAE, location.altitudeMSL,
@@ -188,10 +188,10 @@ enum JournalSchema {
         }
     }
 
-    static func record(_ row: Row) -> JournalRecord {
-        let fixTime: Double? = row[2]
-        let quality: Int? = row[13]
-        let location = Location(
+    static func record(_ row: SQLiteRow) throws(SQLiteError) -> JournalRecord {
+        let fixTime: Double? = try row[2]
+        let quality: Int? = try row[13]
+        let location = try Location(
             latitude: row[4],
             longitude: row[5],
             altitudeHAE: row[6],
@@ -206,11 +206,11 @@ enum JournalSchema {
             satellitesUsed: row[14],
             device: row[15]
         )
-        let milliseconds: Int64? = row[18]
+        let milliseconds: Int64? = try row[18]
         let offset = milliseconds.map { SystemClockOffset(seconds: Double($0) / 1000) }
-        let systemTime: Double = row[3]
+        let systemTime: Double = try row[3]
         let recordedAt = offset.map { $0.isBeyondTolerance ? systemTime - $0.seconds : systemTime } ?? systemTime
-        return JournalRecord(
+        return try JournalRecord(
             sequence: row[0],
             id: row[1],
             location: location,

@@ -13,7 +13,7 @@ protocol JournalChecked {
     func check() throws
 }
 
-/// A command whose work needs the journal: done here, in `keepalive-journal`. Its checks, if it
+/// A command whose work needs the journal: done here, in the journal commands module. Its checks, if it
 /// has any, are its own `check()`: a command cannot do its work without them being run.
 protocol JournalBacked: JournalChecked {
     /// Does the command's work.
@@ -25,7 +25,7 @@ extension JournalBacked {
     func check() throws {}
 }
 
-/// The journal commands `keepalive-journal` links into the `keepalive` command.
+/// The journal commands `keepalive` links into its command tree.
 package struct JournalCommandSet: JournalCommands {
     package init() {}
 

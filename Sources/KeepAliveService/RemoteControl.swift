@@ -2,7 +2,7 @@ public import KeepAliveCore
 public import KeepAliveMonitoring
 
 /// Commands from a server that the running service carries out: an OwnTracks destination's
-/// remote commands (`keepalive-journal` makes them). Started with the service, ended with it.
+/// remote commands (the journal commands make them). Started with the service, ended with it.
 public protocol RemoteControl: Sendable {
     /// Takes commands and carries them out on `device` until the task is cancelled.
     func run(controlling device: RemoteDevice) async

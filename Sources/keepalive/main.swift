@@ -1,4 +1,5 @@
 import KeepAliveCommands
+import KeepAliveJournalCommands
 
-// Without the journal: the commands that need it relaunch as keepalive-journal.
-await KeepAlive.main(journal: nil)
+// Every command, the journal and delivery with them (libsqlite3 is loaded when a journal opens).
+await KeepAlive.main(journal: JournalCommandSet())

@@ -286,7 +286,7 @@ struct CLITests {
         ["host", "status", "--socket", ""],
         ["run", "--host-socket", "/tmp/x.sock"],
         ["simulate", "--fix-latency", "-1s"],
-        // Checked by keepalive-journal, which keepalive becomes for these.
+        // Checked by the journal commands.
         ["export", "--format", "kml"],
         ["export", "--from", "yesterday"],
         ["run", "--deliver", "nameless"],

@@ -2,18 +2,17 @@ import Foundation
 import IntegrationSupport
 import Testing
 
-/// `keepalive` loads what each command uses: `watch`, `locate`, `auth`, `simulate`, `monitor`
-/// and `run` without a journal never map Foundation (beyond FoundationEssentials), GRDB or SQLite; a
-/// command that needs the journal becomes `keepalive-journal` (same process) and maps them.
+/// `keepalive` loads what each command uses: no command maps Foundation beyond
+/// FoundationEssentials (nor ICU, which comes with it), and `watch`, `locate`, `auth`,
+/// `simulate`, `monitor` and `run` without a journal never map SQLite, which a journal loads
+/// when it opens.
 /// Read from `/proc/PID/maps` while the command waits on a FIFO that the test holds shut; `auth`,
 /// which never waits, from the loader's own list of what it maps (`LD_DEBUG=files`).
 @Suite(.timeLimit(.minutes(2))) struct CommandMapsTests {
-    /// What the journal brings: Foundation's full library and its ICU, SQLite, and the binary
-    /// GRDB is linked into.
-    static let heavy = [
-        "libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so", "libsqlite3.so",
-        "keepalive-journal",
-    ]
+    /// Foundation's full library and its ICU: never mapped.
+    static let foundation = ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"]
+    /// What only a journal loads.
+    static let heavy = foundation + ["libsqlite3.so"]
 
     enum Command: String, CaseIterable, CustomTestStringConvertible {
         case watch, locate, auth, simulate, run, monitor
@@ -43,34 +42,17 @@ import Testing
         #expect(maps.contains { $0.hasSuffix("/libswiftCore.so") }, "the maps were read whole")
     }
 
-    /// The other side, so the check above can fail: with a journal, `run` becomes
-    /// keepalive-journal and maps SQLite and Foundation.
-    @Test func runWithAJournalBecomesKeepaliveJournalAndMapsThem() async throws {
+    /// The other side, so the check above can fail: with a journal, `run` maps SQLite, and
+    /// still no Foundation beyond FoundationEssentials.
+    @Test func runWithAJournalMapsSQLiteAndNoFoundation() async throws {
         let maps = try await Self.maps(of: [
             "run", "--replay", "FIFO", "--audio-device", "null", "--app", "maps", "--auth-file", "FOLDER/auth.json",
             "--journal", "FOLDER/journal.sqlite",
         ])
-        #expect(maps.contains { $0.hasSuffix("/keepalive-journal") })
         #expect(maps.contains { $0.contains("/libsqlite3.so") })
-        #expect(maps.contains { $0.contains("/libFoundation.so") })
-    }
-
-    /// A `keepalive` installed without its `keepalive-journal` says so and how to install both,
-    /// for a command that needs the journal, and still runs the others.
-    @Test func aMissingKeepaliveJournalIsNamedWithTheInstallCommand() async throws {
-        let folder = try Self.makeFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let alone = "\(folder)/keepalive"
-        // Copied by cp, not by this process: a file this process held open for writing while
-        // another test's child was between its fork and its exec could not be run ("Text file busy").
-        #expect(runToEnd("/bin/cp", [try Tools.keepalive.path, alone]) == 0)
-        let journal = try await runCommand(alone, ["journal", "status", "--journal", "\(folder)/journal.sqlite"])
-        #expect(journal.exitCode == 1)
-        #expect(journal.error.contains("keepalive-journal is not installed beside \(alone)"), "\(journal.error)")
-        #expect(journal.error.contains("scripts/install"))
-        #expect(!FileManager.default.fileExists(atPath: "\(folder)/journal.sqlite"), "nothing was done before the relaunch")
-        let simulate = try await runCommand(alone, ["simulate", "--duration", "1h", "--json"])
-        #expect(simulate.exitCode == 0)
+        #expect(maps.contains { $0.contains("/libFoundationEssentials.so") }, "the maps were read whole")
+        let found = Self.foundation.filter { name in maps.contains { $0.hasSuffix("/" + name) || $0.contains("/" + name + ".") } }
+        #expect(found.isEmpty, "keepalive run --journal mapped \(found)")
     }
 
     /// The files mapped by `keepalive ARGUMENTS` (FIFO and FOLDER replaced), read once the

@@ -126,8 +126,8 @@ struct RunMonitoringTests {
         #expect(result.error.contains(message), "\(result.error)")
     }
 
-    /// `--waypoints` without a journal: `keepalive` becomes `keepalive-journal` to read them,
-    /// before it starts, and watches them by their region ids.
+    /// `--waypoints` without a journal: read before the service starts, and watched by their
+    /// region ids.
     @Test func waypointsAreWatchedWithoutAJournal() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("waypoints-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }

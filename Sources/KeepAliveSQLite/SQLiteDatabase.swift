@@ -1,0 +1,68 @@
+import Glibc
+
+/// A ``SQLiteConnection`` shared by threads: one caller at a time, each read or write in its
+/// own transaction. Not reentrant: a body must not call its database again.
+package final class SQLiteDatabase: @unchecked Sendable {
+    // Unchecked: `connection` is used only between lock and unlock below.
+    private let connection: SQLiteConnection
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// Opens `path` (see ``SQLiteConnection/init(path:readOnly:busyTimeout:)``) and runs
+    /// `prepare` on the new connection before anything else.
+    package init(
+        path: String, readOnly: Bool = false, busyTimeout: Duration = .seconds(10),
+        prepare: (SQLiteConnection) throws -> Void = { _ in }
+    ) throws {
+        connection = try SQLiteConnection(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
+        try prepare(connection)
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        connection.close()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Closes the connection; the database is unusable after.
+    package func close() {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        connection.close()
+    }
+
+    /// Runs `body` in a read transaction (`BEGIN DEFERRED`): what it reads is one snapshot.
+    package func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try inTransaction("BEGIN DEFERRED", body)
+    }
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`, so another process's writer is
+    /// waited for up front): committed when it returns, rolled back when it throws.
+    package func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try inTransaction("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` outside any transaction (what a `PRAGMA` that cannot run in one needs).
+    package func withoutTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(connection)
+    }
+
+    private func inTransaction<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        try connection.execute(sql: begin)
+        do {
+            let result = try body(connection)
+            try connection.execute(sql: "COMMIT")
+            return result
+        } catch {
+            // A failed COMMIT (a full disk) may leave the transaction open: never keep it.
+            if connection.isInsideTransaction { try? connection.execute(sql: "ROLLBACK") }
+            throw error
+        }
+    }
+}
