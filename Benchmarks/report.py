@@ -143,9 +143,9 @@ say("\nTarget: 100,000 regions in under 1 ms per fix: %s (p99 %.1f µs). iOS all
     verdict(med("monitor-100000-p99") < 1000), med("monitor-100000-p99")))
 
 say("\n## The modules' four figures (issue 21)\n")
-say("`keepalive` links no journal since the modules were cut (GRDB, SQLite and Foundation only in "
-    "`keepalive-journal`, which `run --journal` and the journal commands become). From the sections above, "
-    "same run; the measured binary is the static release build (`--static-swift-stdlib`).\n")
+say("One `keepalive` binary holds every command (issue 55): no command maps Foundation beyond "
+    "FoundationEssentials, and libsqlite3 is loaded when a journal opens. From the sections above, "
+    "same run; the measured binary is the static release build (`scripts/build-release`).\n")
 say("| figure | keepalive | anchor | ratio | target | |")
 say("|---|---|---|---|---|---|")
 figures = [
@@ -161,9 +161,9 @@ figures = [
 for name, ours, anchor, ratio, target, met in figures:
     say("| %s | %s | %s | %.2fx | %s | %s |" % (name, ours, anchor, ratio, target, verdict(met)))
 
-# The host's and the location service's own runs (scripts/bench-power, bench-wake, bench-service, bench-delivery),
+# The host's and the location service's own runs (scripts/bench-power, bench-wake, bench-service, bench-delivery, bench-footprint),
 # each kept until its script runs again.
-for name in ("POWER.md", "WAKE.md", "SERVICE.md", "DELIVERY.md"):
+for name in ("POWER.md", "WAKE.md", "SERVICE.md", "DELIVERY.md", "FOOTPRINT.md"):
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     if os.path.exists(path):
         say("\n" + open(path).read().rstrip())
