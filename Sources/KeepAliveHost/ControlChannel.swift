@@ -46,6 +46,7 @@ final class ControlChannel: @unchecked Sendable {
     private var onLine: ([UInt8]) -> Void = { _ in }
     private var onInputEnd: () -> Void = {}
     private var onFinish: () -> Void = {}
+    private var onChange: () -> Void = {}
 
     /// How long a refused client may still send before it is closed (time to read the refusal).
     static let drainTime: Duration = .seconds(1)
@@ -60,18 +61,24 @@ final class ControlChannel: @unchecked Sendable {
     }
 
     /// Starts reading: `line` gets each request line (on the queue), `inputEnded` once no more
-    /// will come, `finished` once the connection is closed.
+    /// will come, `finished` once the connection is closed, `changed` after each event that
+    /// may have moved its ``nextDeadline``.
     func start(
         line: @escaping ([UInt8]) -> Void,
         inputEnded: @escaping () -> Void,
-        finished: @escaping () -> Void
+        finished: @escaping () -> Void,
+        changed: @escaping () -> Void = {}
     ) {
         dispatchPrecondition(condition: .onQueue(queue))
         onLine = line
         onInputEnd = inputEnded
         onFinish = finished
+        onChange = changed
         // The handlers hold the channel until the source is cancelled (Dispatch then lets them go).
-        reader.setEventHandler { self.readAvailable() }
+        reader.setEventHandler {
+            self.readAvailable()
+            self.onChange()
+        }
         reader.setCancelHandler { self.sourceCancelled() }
         reader.activate()
         isReading = true
@@ -80,26 +87,34 @@ final class ControlChannel: @unchecked Sendable {
     // MARK: From any thread
 
     /// Sends `bytes` after what was sent before.
-    func send(_ bytes: [UInt8]) { queue.async { self.enqueue(bytes) } }
+    func send(_ bytes: [UInt8]) { onQueue { self.enqueue(bytes) } }
 
     /// The host answered one of the lines handed over: more may be read.
     func lineHandled() {
-        queue.async {
+        onQueue {
             self.queued -= 1
             self.deliverLines()
         }
     }
 
     /// The client said hello as an app: it is not closed for being idle (a frozen app is).
-    func identifyAsApp() { queue.async { self.isApp = true } }
+    func identifyAsApp() { onQueue { self.isApp = true } }
 
     /// After what was sent, ends this side's writing: the client reads to the end, then EOF.
     /// What it still sends is read and dropped, so the close resets nothing it has not read.
-    func closeForWriting() { queue.async { self.endAfterSending() } }
+    func closeForWriting() { onQueue { self.endAfterSending() } }
+
+    /// Runs `body` on the queue, then says the deadlines may have moved.
+    private func onQueue(_ body: @escaping @Sendable () -> Void) {
+        queue.async {
+            body()
+            self.onChange()
+        }
+    }
 
     /// Closes the connection once what was sent is out.
     func close() {
-        queue.async {
+        onQueue {
             self.input = []
             self.endInput(draining: false)
             self.closesWhenSent = true
@@ -121,6 +136,26 @@ final class ControlChannel: @unchecked Sendable {
         endInput(draining: true)
         shutsWritingWhenSent = true
         flush()
+    }
+
+    /// When the earliest of the timeouts ``enforceTimeouts(at:)`` enforces falls due, if any
+    /// applies now: the server's loop wakes only then (an app's idle connection has none).
+    var nextDeadline: DispatchTime? {
+        guard !isFinished else { return nil }
+        func after(_ instant: DispatchTime, _ limit: Duration) -> DispatchTime {
+            let (seconds, attoseconds) = limit.components
+            return instant + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000) + 1)
+        }
+        var deadlines: [DispatchTime] = []
+        if let drainingSince { deadlines.append(after(drainingSince, Self.drainTime)) }
+        if !output.isEmpty { deadlines.append(after(lastWrite, limits.lineTimeout)) }
+        if !inputEnded {
+            if let lineBegan { deadlines.append(after(lineBegan, limits.lineTimeout)) }
+            if !isApp, isIdleAfterRequests || !hasRequested, queued == 0, input.isEmpty {
+                deadlines.append(after(lastRequest, limits.idleTimeout))
+            }
+        }
+        return deadlines.min()
     }
 
     /// The timeouts, at `now`: a line that does not end, a client idle too long, one that
@@ -225,6 +260,7 @@ final class ControlChannel: @unchecked Sendable {
                 guard let self else { return }
                 isResumeScheduled = false
                 deliverLines()
+                onChange()
             }
         }
         return false
@@ -289,7 +325,10 @@ final class ControlChannel: @unchecked Sendable {
     private func waitUntilWritable() {
         guard writer == nil else { return }
         let writer = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
-        writer.setEventHandler { self.flush() }
+        writer.setEventHandler {
+            self.flush()
+            self.onChange()
+        }
         writer.setCancelHandler { self.sourceCancelled() }
         liveSources += 1
         self.writer = writer
@@ -324,7 +363,7 @@ final class ControlChannel: @unchecked Sendable {
     /// The host is done with the connection: closed once what waits is sent (a refused
     /// client's, once it stops sending or the drain's time is up).
     func finishIfDone() {
-        queue.async {
+        onQueue {
             self.input = []
             self.endInput(draining: false)
             guard self.drainingSince == nil else { return }

@@ -29,6 +29,8 @@ final class ControlServer: Sendable {
         let refused: @Sendable (String) -> Void
         var accepting: (any DispatchSourceRead)?
         var sweeping: (any DispatchSourceTimer)?
+        /// When the sweep is set to run (`nil`: not set, no channel has a deadline).
+        var sweepAt: DispatchTime?
         var channels: [Int: ControlChannel] = [:]
         var counts: [Caller: Int] = [:]
         var number = 0
@@ -112,12 +114,16 @@ final class ControlServer: Sendable {
             }
             accepting.activate()
             loop.accepting = accepting
+            // The timeouts are enforced when the earliest falls due, not on a tick: a host whose
+            // apps are frozen, their connections idle, is not woken for them.
             let sweeping = DispatchSource.makeTimerSource(queue: loop.queue)
-            sweeping.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
             sweeping.setEventHandler {
+                loop.sweepAt = nil
                 let now = DispatchTime.now()
                 for channel in loop.channels.values { channel.enforceTimeouts(at: now) }
+                Self.rearm(loop)
             }
+            sweeping.schedule(deadline: .distantFuture)
             sweeping.activate()
             loop.sweeping = sweeping
         }
@@ -151,8 +157,10 @@ final class ControlServer: Sendable {
                     loop.counts[caller, default: 1] -= 1
                     if loop.counts[caller] == 0 { loop.counts[caller] = nil }
                 }
-            }
+            },
+            changed: { rearm(loop) }
         )
+        defer { rearm(loop) }
         if let refusal {
             channel.refuse(refusal)
             tell(refusal, about: caller, loop: loop)
@@ -175,6 +183,17 @@ final class ControlServer: Sendable {
             await closed(connection)
             channel.finishIfDone()
         }
+    }
+
+    /// Whether a sweep is set: a timeout of some connection will fall due (what tests read).
+    var isSweepSet: Bool { loop.queue.sync { loop.sweepAt != nil } }
+
+    /// Sets the sweep for the earliest deadline of the channels, or none when no timeout runs.
+    private static func rearm(_ loop: Loop) {
+        let next = loop.channels.values.compactMap(\.nextDeadline).min()
+        guard next != loop.sweepAt else { return }
+        loop.sweepAt = next
+        loop.sweeping?.schedule(deadline: next ?? .distantFuture, leeway: .milliseconds(100))
     }
 
     /// Out of descriptors: the waiting connections stay in the kernel's queue for 100 ms,

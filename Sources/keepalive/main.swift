@@ -1,5 +1,7 @@
 import KeepAliveCommands
 import KeepAliveJournalCommands
 
+// The host's watchdog before anything else (it never starts the concurrency runtime's threads).
+KeepAlive.runWatchdogIfAsked()
 // Every command, the journal and delivery with them (libsqlite3 is loaded when a journal opens).
 await KeepAlive.main(journal: JournalCommandSet())

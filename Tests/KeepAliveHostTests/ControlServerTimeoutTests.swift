@@ -1,0 +1,68 @@
+import Dispatch
+import FoundationEssentials
+import Glibc
+@testable import KeepAliveHost
+import Testing
+
+/// The control plane's timeouts are enforced when they fall due, and a server none of whose
+/// connections has a timeout running sets no timer: a host whose apps are frozen is not woken
+/// for their idle connections.
+@Suite struct ControlServerTimeoutTests {
+    func server(forApps: Bool, lineTimeout: Duration = .seconds(10)) throws -> ControlServer {
+        var limits = ControlLimits()
+        limits.lineTimeout = lineTimeout
+        let path = "/tmp/keepalive-control-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        let server = try ControlServer(path: path, mode: 0o600, forApps: forApps, limits: limits)
+        server.start(
+            handle: { request, connection in
+                if request.op == .hello { connection.identifyAsApp() }
+                return HostReply(id: request.id, ok: true)
+            },
+            closed: { _ in }
+        )
+        return server
+    }
+
+    /// What the server sent until it closed the connection.
+    func readToEnd(_ socket: UnixSocket) -> String {
+        var lines: [String] = []
+        socket.readLines(limit: 1 << 16) { line in
+            lines.append(String(decoding: line, as: UTF8.self))
+            return true
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func waitUntil(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<500 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
+        return condition()
+    }
+
+    @Test func aLineThatDoesNotEndIsRefusedOnceItsTimeoutFallsDue() async throws {
+        let server = try server(forApps: false, lineTimeout: .milliseconds(300))
+        defer { server.stop() }
+        let client = try UnixSocket.connect(to: server.path)
+        let began = ContinuousClock.now
+        #expect(client.write(Array(#"{"id": 1, "op": "st"#.utf8)))
+        let said = readToEnd(client)
+        #expect(said.contains("a request line must end within"), "\(said)")
+        #expect(ContinuousClock.now - began >= .milliseconds(300), "not before the line's timeout")
+    }
+
+    @Test func appsThatSaidHelloAndWaitSetNoTimer() async throws {
+        let server = try server(forApps: true)
+        defer { server.stop() }
+        let client = try UnixSocket.connect(to: server.path)
+        // Before its hello an app's connection may be closed for idling: a timer is set.
+        #expect(await waitUntil { server.isSweepSet })
+        #expect(client.write(Array(#"{"id": 1, "op": "hello", "app": "tracker"}"#.utf8) + [10]))
+        var reply: [UInt8] = []
+        client.readLines(limit: 1 << 16) { line in
+            reply = line
+            return false
+        }
+        #expect(String(decoding: reply, as: UTF8.self).contains(#""ok":true"#))
+        // Said hello, answered, waiting (as a frozen app does): nothing falls due, no timer.
+        #expect(await waitUntil { !server.isSweepSet }, "a timer is still set for a connection with no timeout running")
+    }
+}
