@@ -184,7 +184,9 @@ for label, cpu, wakeups in rows:
     shown = "" if wakeups is None else f"{wakeups:.0f}"
     print(f"| {label} | {cpu:.2f} | {shown} | {cpu / hybrid_cpu:.3f}x | {cpu / watch_cpu:.2f}x |")
 ratio_h, ratio_w = host_cpu / hybrid_cpu, host_cpu / watch_cpu
-print(f"\nTargets: at most 0.15x the hybrids ({ratio_h:.3f}x: {'met' if ratio_h <= 0.15 else 'not met'}) and at most "
-      f"1.2x one watch ({ratio_w:.2f}x: {'met' if ratio_w <= 1.2 else 'not met'}). At rest the host has left its watch "
+wakes = host_wakeups / watch_wakeups
+print(f"\nTargets: at most 0.15x the hybrids ({ratio_h:.3f}x: {'met' if ratio_h <= 0.15 else 'not met'}), at most "
+      f"1.2x one watch ({ratio_w:.2f}x: {'met' if ratio_w <= 1.2 else 'not met'}), and wake-ups at most one watch's "
+      f"(issue 55; {wakes:.2f}x: {'met' if wakes <= 1 else 'not met'}). At rest the host has left its watch "
       "(the stationary pause: a fix every 5 minutes), and with every app frozen it sleeps until the kernel, a socket "
       "or a fix wakes it.")

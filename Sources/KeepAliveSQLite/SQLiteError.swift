@@ -12,8 +12,8 @@ package struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// The primary result code (`SQLITE_IOERR` for `SQLITE_IOERR_FSYNC`).
-    package var primaryCode: Int32 { code & 0xff }
+    /// The primary result code (`SQLITE_IOERR` for `SQLITE_IOERR_FSYNC`); ``notLoaded`` as it is.
+    package var primaryCode: Int32 { code < 0 ? code : code & 0xff }
 
     package var description: String { "\(message) (SQLite code \(code))" }
 

@@ -97,6 +97,11 @@ import Testing
         #expect(try db.read { db in try migrator.hasBeenSuperseded(db) })
     }
 
+    @Test func anExtendedCodeIsToldByItsPrimaryCodeAndALibraryNotLoadedByItsOwn() {
+        #expect(SQLiteError(code: 10 | (4 << 8), message: "disk I/O error").primaryCode == SQLiteError.ioError)  // IOERR_FSYNC
+        #expect(SQLiteError(code: SQLiteError.notLoaded, message: "no libsqlite3").primaryCode == SQLiteError.notLoaded)
+    }
+
     @Test func aFileThatIsNotADatabaseIsSaidSo() throws {
         let path = "\(folder)/text.sqlite"
         let file = try #require(fopen(path, "w"))
