@@ -93,6 +93,9 @@ class PageByPage:
         open(f"/sys/block/{os.path.basename(device)}/queue/read_ahead_kb", "w").write("0")
         self.binary = os.path.join(self.mount, "keepalive")
         shutil.copy(binary, self.binary)
+        # The anchor's interpreter too (Debian's python3 links its libpython statically).
+        self.python = os.path.join(self.mount, "python3")
+        shutil.copy(os.path.realpath("/usr/bin/python3"), self.python)
         os.sync()
 
     def close(self):
@@ -125,7 +128,8 @@ def command(way, binary, run):
     }.get(way)
 
 
-ways = ["watch", "run", "run --journal --deliver mqtt://", "host (no apps)", "gpxlogger"]
+ways = ["watch", "run", "run --journal --deliver mqtt://", "host (no apps)", "gpxlogger", "python"]
+python_client = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", "python_client.py")
 results = {way: [] for way in ways}
 exact = {way: [] for way in ways}
 gpsd_rss = []
@@ -136,6 +140,10 @@ try:
             if way == "gpxlogger":
                 results[way].append(measure(["gpxlogger", "-f", os.path.join(work, f"track-{run}.gpx"), gpsd],
                                             shutil.which("gpxlogger")))
+                continue
+            if way == "python":
+                results[way].append(measure(["/usr/bin/python3", python_client, str(feed.port)], "/usr/bin/python3"))
+                exact[way].append(measure([page_by_page.python, python_client, str(feed.port)]))
                 continue
             results[way].append(measure(command(way, keepalive, run)))
             exact[way].append(measure(command(way, page_by_page.binary, run)))
@@ -185,7 +193,9 @@ for way in ways:
     low, high = spread[way]
     used = (f"{statistics.median(v[0] for v in exact[way]):.1f} | {statistics.median(v[1] for v in exact[way]):.1f}"
             if exact[way] else " | ")
-    print(f"| {'`keepalive ' + way + '`' if way != 'gpxlogger' else 'gpxlogger (anchor)'} | {rss:.1f} | {low:.1f}-{high:.1f} "
+    label = {"gpxlogger": "gpxlogger (anchor)", "python": "the Python gps module's client (anchor, as in 2.)"}.get(
+        way, f"`keepalive {way}`")
+    print(f"| {label} | {rss:.1f} | {low:.1f}-{high:.1f} "
           f"| {own:.1f} | {anon:.1f} | {libraries:.1f} | {used} |")
 print(f"| gpsd (anchor, feeding them all) | {statistics.median(gpsd_rss):.1f} | {min(gpsd_rss):.1f}-{max(gpsd_rss):.1f} | | | | | |")
 print("\n*Own binary* counts its relocated data with its code. *Read page by page*: the same binary run from a "
