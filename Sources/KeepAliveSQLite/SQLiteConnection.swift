@@ -34,7 +34,7 @@ package final class SQLiteConnection {
         self.path = path
         guard code == SQLITE_OK else {
             let error = lastError(code)
-            _ = api.pointee.sqlite3_close_v2(handle)
+            close()  // once: deinit closes only what is still open
             throw error
         }
         _ = api.pointee.sqlite3_extended_result_codes(handle, 1)

@@ -102,6 +102,13 @@ import Testing
         #expect(SQLiteError(code: SQLiteError.notLoaded, message: "no libsqlite3").primaryCode == SQLiteError.notLoaded)
     }
 
+    @Test func aFileThatCannotBeOpenedIsSaidSoOnce() {
+        let error = #expect(throws: SQLiteError.self) {
+            _ = try SQLiteDatabase(path: "\(folder)/no such folder/journal.sqlite", readOnly: true)
+        }
+        #expect(error?.primaryCode == SQLiteError.cannotOpen)
+    }
+
     @Test func aFileThatIsNotADatabaseIsSaidSo() throws {
         let path = "\(folder)/text.sqlite"
         let file = try #require(fopen(path, "w"))
