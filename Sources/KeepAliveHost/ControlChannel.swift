@@ -138,42 +138,49 @@ final class ControlChannel: @unchecked Sendable {
         flush()
     }
 
-    /// When the earliest of the timeouts ``enforceTimeouts(at:)`` enforces falls due, if any
-    /// applies now: the server's loop wakes only then (an app's idle connection has none).
-    var nextDeadline: DispatchTime? {
-        guard !isFinished else { return nil }
+    /// A timeout of the connection's, and what it does when it falls due.
+    private enum Timeout {
+        /// A refused client still sending after the drain's time: closed.
+        case draining
+        /// Replies the client does not read: closed.
+        case unread
+        /// A request line that does not end: refused.
+        case unendedLine
+        /// A client idle too long (an app's never is): refused.
+        case idle
+    }
+
+    /// The timeouts running now, in the order they are enforced, each with when it falls due.
+    /// The one account of them: the server's loop sets its timer from it, and sets none when
+    /// it is empty (a frozen app's idle connection).
+    private var runningTimeouts: [(due: DispatchTime, timeout: Timeout)] {
+        guard !isFinished else { return [] }
         func after(_ instant: DispatchTime, _ limit: Duration) -> DispatchTime {
             let (seconds, attoseconds) = limit.components
             return instant + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000) + 1)
         }
-        var deadlines: [DispatchTime] = []
-        if let drainingSince { deadlines.append(after(drainingSince, Self.drainTime)) }
-        if !output.isEmpty { deadlines.append(after(lastWrite, limits.lineTimeout)) }
-        if !inputEnded {
-            if let lineBegan { deadlines.append(after(lineBegan, limits.lineTimeout)) }
-            if !isApp, isIdleAfterRequests || !hasRequested, queued == 0, input.isEmpty {
-                deadlines.append(after(lastRequest, limits.idleTimeout))
-            }
+        var timeouts: [(due: DispatchTime, timeout: Timeout)] = []
+        if let drainingSince { timeouts.append((after(drainingSince, Self.drainTime), .draining)) }
+        if !output.isEmpty { timeouts.append((after(lastWrite, limits.lineTimeout), .unread)) }
+        guard !inputEnded else { return timeouts }
+        if let lineBegan { timeouts.append((after(lineBegan, limits.lineTimeout), .unendedLine)) }
+        if !isApp, isIdleAfterRequests || !hasRequested, queued == 0, input.isEmpty {
+            timeouts.append((after(lastRequest, limits.idleTimeout), .idle))
         }
-        return deadlines.min()
+        return timeouts
     }
+
+    /// When the earliest of the running timeouts falls due, if any runs.
+    var nextDeadline: DispatchTime? { runningTimeouts.map(\.due).min() }
 
     /// The timeouts, at `now`: a line that does not end, a client idle too long, one that
     /// reads nothing of what it is sent, a refused one that keeps sending.
     func enforceTimeouts(at now: DispatchTime) {
-        guard !isFinished else { return }
-        func older(_ instant: DispatchTime, than limit: Duration) -> Bool {
-            now.uptimeNanoseconds >= instant.uptimeNanoseconds
-                && Duration.nanoseconds(Int64(now.uptimeNanoseconds - instant.uptimeNanoseconds)) > limit
-        }
-        if let drainingSince, older(drainingSince, than: Self.drainTime) { return finish() }
-        if !output.isEmpty, older(lastWrite, than: limits.lineTimeout) { return finish() }
-        guard !inputEnded else { return }
-        if let lineBegan, older(lineBegan, than: limits.lineTimeout) {
-            return refuse("a request line must end within \(limits.lineTimeout)")
-        }
-        if !isApp, isIdleAfterRequests || !hasRequested, queued == 0, input.isEmpty, older(lastRequest, than: limits.idleTimeout) {
-            return refuse("closed after \(limits.idleTimeout) without a request")
+        guard let due = runningTimeouts.first(where: { $0.due <= now }) else { return }
+        switch due.timeout {
+        case .draining, .unread: finish()
+        case .unendedLine: refuse("a request line must end within \(limits.lineTimeout)")
+        case .idle: refuse("closed after \(limits.idleTimeout) without a request")
         }
     }
 
