@@ -1,9 +1,14 @@
 package import Foundation
+import LocationKeepAlive
 import Subprocess
 import SystemPackage
 
 /// `gpsfake` replaying a log in a loop (its default, and the mode that stops cleanly), on a
 /// given port, for as long as `body` runs; then SIGTERM to its process group, SIGKILL after 2 s.
+///
+/// `body` runs once gpsd has a report from the fake receiver. Under load, gpsfake now and then
+/// starts a gpsd that never hears from its receiver (clients connect and watch, and not one
+/// report comes for minutes): that gpsfake is stopped and started again, at most three times.
 package func withGPSFake<R: Sendable>(
     log: URL,
     port: Int,
@@ -11,6 +16,31 @@ package func withGPSFake<R: Sendable>(
     _ body: () async throws -> R
 ) async throws -> R {
     try Tools.requireGPSD()
+    var silent: [String] = []
+    for attempt in 1...3 {
+        let outcome = try await runGPSFake(log: log, port: port, cycle: cycle, body)
+        if let value = outcome.value { return value }
+        silent.append("attempt \(attempt): \(outcome.silence)")
+        FileHandle.standardError.write(Data("gpsfake on port \(port): \(outcome.silence); starting it again\n".utf8))
+    }
+    throw SilentGPSFake(description: "gpsfake's gpsd on port \(port) never had a report from its receiver: \(silent.joined(separator: "; "))")
+}
+
+private struct SilentGPSFake: Error, CustomStringConvertible {
+    let description: String
+}
+
+private struct GPSFakeOutcome<R: Sendable>: Sendable {
+    var value: R?
+    var silence = ""
+}
+
+private func runGPSFake<R: Sendable>(
+    log: URL,
+    port: Int,
+    cycle: Double,
+    _ body: () async throws -> R
+) async throws -> GPSFakeOutcome<R> {
     // gpsfake leaves a control socket in TMPDIR: give it a private one.
     let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
         "gpsfake-\(port)-\(UUID().uuidString)"
@@ -27,13 +57,45 @@ package func withGPSFake<R: Sendable>(
         execution in
         let teardown: [TeardownStep] = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))]
         do {
+            if let silence = await firstReport(port: port) {
+                await execution.teardown(using: teardown)
+                return GPSFakeOutcome<R>(silence: silence)
+            }
             let value = try await body()
             await execution.teardown(using: teardown)
-            return value
+            return GPSFakeOutcome(value: value)
         } catch {
             await execution.teardown(using: teardown)
             throw error
         }
     }
     return result.closureResult
+}
+
+/// Waits for gpsd on `port` to pass on a report from its receiver: `nil` once one came, or what
+/// was seen instead within 20 s (a healthy gpsfake gives its first about 1.5 s after launch).
+private func firstReport(port: Int) async -> String? {
+    let seen = Locked<[String]>([])
+    let probe = Task {
+        while !Task.isCancelled {
+            do {
+                for try await event in GPSDSource(port: port).events() {
+                    if case .report = event { return true }
+                    seen.withLock { $0.append("\(event)") }
+                }
+            } catch {
+                seen.withLock { $0.append("\(error)") }
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+    let limit = Task {
+        try? await Task.sleep(for: Tools.bound(.seconds(20)))
+        probe.cancel()
+    }
+    defer { limit.cancel() }
+    if await probe.value { return nil }
+    let events = seen.withLock { $0 }
+    return "no report in 20 s; \(events.count) other events, the last: \(events.suffix(3).joined(separator: ", "))"
 }
