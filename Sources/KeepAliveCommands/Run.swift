@@ -385,7 +385,11 @@ struct RunService: Service {
         }
         let readiness = Task {
             try? await DispatchClock().sleep(for: SystemdReporting.readyAtTheLatest)
-            if !Task.isCancelled { systemd.readyIfStillWaiting() }
+            if Task.isCancelled { return }
+            systemd.readyIfStillWaiting()
+            // Start-up is over (the same 10 s): the code only it ran is given back.
+            let release = StartUpPages.release()
+            Logger(label: "keepalive.run").debug("start-up pages released", metadata: ["release": "\(release)"])
         }
         let turns = Locked(0)
         let watchdog = systemd.notifier.watchdogInterval.map { interval in

@@ -13,7 +13,8 @@ final class SystemdReporting: Sendable {
     private let state = Locked(State())
     /// `READY=1` at the latest this long after the start, saying no location word came yet
     /// (a service that never asks for a fix, when-in-use in the background, is still running).
-    static let readyAtTheLatest: Duration = .seconds(10)
+    /// The end of start-up.
+    static let readyAtTheLatest = StartUpPages.startUpPeriod
 
     private struct State {
         var isReady = false

@@ -368,6 +368,13 @@ struct HostService: Service {
                 try? await DispatchClock().sleep(for: interval)
             }
         }
+        let startedUp = Task {
+            try? await DispatchClock().sleep(for: StartUpPages.startUpPeriod)
+            if Task.isCancelled { return }
+            let release = StartUpPages.release()
+            Logger(label: "keepalive.host").debug("start-up pages released", metadata: ["release": "\(release)"])
+        }
+        defer { startedUp.cancel() }
         await withGracefulShutdownHandler {
             await host.run()
         } onGracefulShutdown: {
