@@ -86,11 +86,14 @@ let package = Package(
         // The host's process control: accept4, posix_spawn's closefrom, opening a file as a user.
         .systemLibrary(name: "CProcessControl"),
         .systemLibrary(name: "CProcessEvents"),
+        // A service's memory: the loader's loaded objects (dl_iterate_phdr) and malloc's arenas (mallopt).
+        .systemLibrary(name: "CProcessMemory"),
         // The library, a module per layer (the graph is drawn in "How it is built").
         .target(
             name: "KeepAliveCore",
             dependencies: [
                 "CGPS",
+                "CProcessMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

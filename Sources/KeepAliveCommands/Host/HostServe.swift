@@ -309,6 +309,13 @@ extension KeepAlive.HostCommand.Serve {
 }
 
 extension KeepAlive {
+    /// The services, `run` and `host`, take one malloc arena (``ServiceHeap``): called before
+    /// anything starts a thread. Every other command keeps malloc's default.
+    package static func prepareServiceHeap(_ arguments: [String] = ProcessArguments.current) {
+        guard arguments.count > 1, ["run", "host"].contains(arguments[1]) else { return }
+        ServiceHeap.useOneArena()
+    }
+
     /// Runs `keepalive host watchdog ...` and exits, before anything starts the Swift
     /// concurrency runtime's threads; returns for every other command. The watchdog waits its
     /// whole life in one blocking read, and a process whose Dispatch worker pool has started is

@@ -1,3 +1,4 @@
+import CProcessMemory
 import Glibc
 
 /// The code and constants only start-up used, given back once a service has started.
@@ -5,11 +6,16 @@ import Glibc
 /// Starting touches code that never runs again: parsing the command line, opening the journal,
 /// loading libraries. The kernel maps each page it reads with its neighbours (it reads ahead
 /// and maps around a fault), so a service's resident memory keeps pages it no longer uses.
-/// ``release(smaps:)`` unmaps every read-only file mapping none of whose pages the process
-/// changed (`madvise(MADV_DONTNEED)`): the pages stay in the page cache, and the ones the
-/// service still uses come back at their next touch, from memory, without a read. What is
-/// released is only ever a copy of a file: a page the process wrote (relocated data, the
-/// heap, stacks) is in a mapping this never touches.
+/// ``release()`` unmaps the read-only segments of the executable and of every loaded library
+/// (`madvise(MADV_DONTNEED)`): their pages stay in the page cache, and the ones the service
+/// still uses come back at their next touch, from memory, without a read.
+///
+/// Nothing is lost: a read-only segment (code, constants) is never written, so each of its
+/// pages is the file's. Relocated data, which the loader writes before making it read-only,
+/// belongs to a writable segment and is never touched; a mapping that holds pages of the
+/// process's own anyway (a debugger's breakpoint) is left as it is. The segments are walked
+/// with `dl_iterate_phdr`, which holds the loader's lock: a library being loaded or unloaded
+/// meanwhile is not among them.
 ///
 /// On a small board this is memory the kernel can take back: a mapped page of code is kept in
 /// preference to an unmapped one.
@@ -26,28 +32,20 @@ package enum StartUpPages {
         package var permissions: String
         package var path: String
         package var residentKiB = 0
-        /// Pages of this mapping that are the process's own (copied when written), not the
-        /// file's. (A page of the file itself that is not yet written back counts as
-        /// `Private_Dirty` but is the page cache's: unmapping it loses nothing.)
+        /// Pages of this mapping that are the process's own (copied when written), not the file's.
         package var anonymousKiB = 0
 
-        /// Read-only, private, backed by a file, and not one page the process's own: unmapping
-        /// it loses nothing, since every page is the file's and can be read again.
-        package var isReleasable: Bool {
-            let flags = Array(permissions.utf8)
-            return flags.count == 4 && flags[0] == UInt8(ascii: "r") && flags[1] == UInt8(ascii: "-")
-                && flags[3] == UInt8(ascii: "p") && path.hasPrefix("/") && anonymousKiB == 0
-        }
+        package func overlaps(_ range: Range<UInt>) -> Bool { start < range.upperBound && range.lowerBound < end }
     }
 
     /// What a release did.
     package struct Release: Equatable, Sendable {
-        /// Mappings unmapped.
-        package var mappings = 0
-        /// Their resident memory before, in KiB.
+        /// Read-only segments unmapped.
+        package var segments = 0
+        /// The resident memory of the mappings they were, before, in KiB.
         package var residentKiB = 0
-        /// Mappings `madvise` refused (each is left as it was).
-        package var refused = 0
+        /// Segments left as they were: `madvise` refused, or pages of the process's own are there.
+        package var kept = 0
     }
 
     /// The mappings in the text of a `smaps` file.
@@ -77,21 +75,55 @@ package enum StartUpPages {
         return mappings
     }
 
-    /// Unmaps the process's releasable mappings (see ``Mapping/isReleasable``), read from its
-    /// `smaps` file. Nothing is done when the file cannot be read.
+    /// Unmaps the read-only segments of the executable and its loaded libraries (see the type's
+    /// documentation). Nothing is done when `/proc/self/smaps` cannot be read.
     @discardableResult
-    package static func release(smaps path: String = "/proc/self/smaps") -> Release {
-        guard let text = KernelFile.read(path) else { return Release() }
-        var release = Release()
-        for mapping in mappings(smaps: text) where mapping.isReleasable {
-            let start = UnsafeMutableRawPointer(bitPattern: mapping.start)
-            if madvise(start, Int(mapping.end - mapping.start), MADV_DONTNEED) == 0 {
-                release.mappings += 1
-                release.residentKiB += mapping.residentKiB
-            } else {
-                release.refused += 1
+    package static func release() -> Release {
+        guard let text = KernelFile.read("/proc/self/smaps") else { return Release() }
+        let walk = SegmentWalk(mappings: mappings(smaps: text), pageSize: UInt(sysconf(Int32(_SC_PAGESIZE))))
+        let context = Unmanaged.passUnretained(walk).toOpaque()
+        // Under the loader's lock: each object's segments are all mapped, and stay mapped.
+        _ = dl_iterate_phdr({ info, _, context in
+            guard let info, let context else { return 0 }
+            Unmanaged<SegmentWalk>.fromOpaque(context).takeUnretainedValue().release(info.pointee)
+            return 0
+        }, context)
+        return walk.outcome
+    }
+}
+
+/// What one walk of the loaded objects found and did: on the walking thread only.
+private final class SegmentWalk {
+    let mappings: [StartUpPages.Mapping]
+    let pageSize: UInt
+    var outcome = StartUpPages.Release()
+
+    init(mappings: [StartUpPages.Mapping], pageSize: UInt) {
+        self.mappings = mappings
+        self.pageSize = pageSize
+    }
+
+    /// Unmaps one object's read-only loadable segments, in whole pages within each.
+    func release(_ object: cmemory_object) {
+        // The kernel's vDSO is not a file.
+        if let name = object.name, String(cString: name).hasPrefix("linux-") { return }
+        guard let segments = object.segments else { return }
+        for segment in UnsafeBufferPointer(start: segments, count: Int(object.segmentCount))
+        where segment.type == CMEMORY_PT_LOAD && segment.flags & UInt32(CMEMORY_PF_W) == 0 {
+            let first = object.address &+ segment.vaddr
+            let start = (first + pageSize - 1) & ~(pageSize - 1)
+            let end = (first + segment.memsz) & ~(pageSize - 1)
+            guard start < end else { continue }
+            let range = start..<end
+            let inside = mappings.filter { $0.overlaps(range) }
+            guard inside.allSatisfy({ $0.anonymousKiB == 0 }),
+                madvise(UnsafeMutableRawPointer(bitPattern: start), Int(end - start), MADV_DONTNEED) == 0
+            else {
+                outcome.kept += 1
+                continue
             }
+            outcome.segments += 1
+            outcome.residentKiB += inside.reduce(0) { $0 + $1.residentKiB }
         }
-        return release
     }
 }
