@@ -57,15 +57,21 @@ def memory(pid, executable):
     return tuple(v / 1024 for v in (own + anon + libraries, own, anon, libraries))
 
 
-def measure(command, executable=None):
+def measure(command, executable=None, later=None):
+    """The memory of `command` `settle` seconds after its start; with `later`, the same process's
+    again `later` seconds after its start, too (a pair)."""
     executable = os.path.realpath(executable or command[0])
     uncache(executable)
+    started = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(settle)
-        if process.poll() is not None:
-            sys.exit(f"footprint: {' '.join(command)} ended (status {process.returncode}) before it was measured")
-        return memory(process.pid, executable)
+        readings = []
+        for at in [settle] + ([later] if later else []):
+            time.sleep(max(0.0, started + at - time.monotonic()))
+            if process.poll() is not None:
+                sys.exit(f"footprint: {' '.join(command)} ended (status {process.returncode}) before it was measured")
+            readings.append(memory(process.pid, executable))
+        return tuple(readings) if later else readings[0]
     finally:
         process.terminate()
         try:
@@ -132,6 +138,9 @@ ways = ["watch", "run", "run --journal --deliver mqtt://", "host (no apps)", "gp
 python_client = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", "python_client.py")
 results = {way: [] for way in ways}
 exact = {way: [] for way in ways}
+# The journaling service read again a while after its start: whether what start-up gave back stays given back.
+later = 120.0
+journaling_later = []
 gpsd_rss = []
 try:
     for run in range(runs):
@@ -145,7 +154,12 @@ try:
                 results[way].append(measure(["/usr/bin/python3", python_client, str(feed.port)], "/usr/bin/python3"))
                 exact[way].append(measure([page_by_page.python, python_client, str(feed.port)]))
                 continue
-            results[way].append(measure(command(way, keepalive, run)))
+            if way == "run --journal --deliver mqtt://":
+                first, again = measure(command(way, keepalive, run), later=later)
+                results[way].append(first)
+                journaling_later.append(again)
+            else:
+                results[way].append(measure(command(way, keepalive, run)))
             exact[way].append(measure(command(way, page_by_page.binary, run)))
         gpsd_rss.append(memory(feed.gpsd.pid, os.path.realpath(shutil.which("gpsd")))[0])
 finally:
@@ -201,10 +215,17 @@ print(f"| gpsd (anchor, feeding them all) | {statistics.median(gpsd_rss):.1f} | 
 print("\n*Own binary* counts its relocated data with its code. *Read page by page*: the same binary run from a "
       "copy on an ext2 loop device with readahead off (`read_ahead_kb` 0), its pages dropped from the cache first: "
       "each page it touches is read alone, so the column is the pages the process uses; the first column is what "
-      "this kernel maps when the binary is read as usual, in the page cache's large folios, each mapped whole.")
+      "the kernel maps when the binary is read as usual: it reads ahead of each fault and maps the cached pages "
+      "around it. `run` and `host` give back the pages only their start-up used 10 s after they start "
+      "(`StartUpPages`), before these readings.")
+print(f"\nThe journaling service read again {later:.0f} s after its start (the same processes): "
+      f"**{statistics.median(v[0] for v in journaling_later):.1f} MB** "
+      f"({min(v[0] for v in journaling_later):.1f}-{max(v[0] for v in journaling_later):.1f}), "
+      f"own binary {statistics.median(v[1] for v in journaling_later):.1f} MB.")
 journaling = med["run --journal --deliver mqtt://"][0]
+journaling_later = statistics.median(v[0] for v in journaling_later)
 journaling_used = statistics.median(v[0] for v in exact["run --journal --deliver mqtt://"])
 print(f"\nTargets: the package at most 25 MB installed: **{'met' if installed * 1024 <= 25e6 else 'not met'}** "
-      f"({installed * 1024 / 1e6:.1f} MB); the journaling service at most {target:.0f} MB of RSS: "
-      f"**{'met' if journaling <= target else 'not met'}** ({journaling:.1f} MB; {journaling_used:.1f} MB with the binary "
-      "read page by page).")
+      f"({installed * 1024 / 1e6:.1f} MB); the journaling service at most {target:.0f} MB of RSS, at both readings: "
+      f"**{'met' if max(journaling, journaling_later) <= target else 'not met'}** ({journaling:.1f} MB {settle:.0f} s after "
+      f"its start, {journaling_later:.1f} MB {later:.0f} s after; {journaling_used:.1f} MB with the binary read page by page).")

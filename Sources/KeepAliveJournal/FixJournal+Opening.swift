@@ -98,8 +98,12 @@ extension FixJournal {
     /// that undoes one (as GRDB's WAL set-up once did, when the journal was kept through it) fails the open instead of losing fixes.
     static func prepareConnection(_ db: SQLiteConnection, path: String) throws {
         // 1 KB pages for a new journal (an existing one keeps its own): a group commit writes
-        // each page it touches whole, and a fix is about 150 bytes.
-        try db.execute(sql: "PRAGMA page_size = 1024; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+        // each page it touches whole, and a fix is about 150 bytes. A page cache of 256 KiB, not
+        // SQLite's 2 MB: a service appends a page every few fixes and keeps each in the cache, so
+        // its memory grew by the cache for an hour; the journal's readers want the newest pages.
+        try db.execute(
+            sql: "PRAGMA page_size = 1024; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -256"
+        )
         let inEffect = try settings(of: db)
         for (pragma, wanted) in connectionSettings where inEffect[pragma] != wanted {
             throw JournalError.database(
@@ -119,6 +123,16 @@ extension FixJournal {
     /// The ``connectionSettings`` read back from the journal's connection: what its tests check.
     package func connectionSettingsInEffect() throws(JournalError) -> [String: String] {
         try read { db in try Self.settings(of: db) }
+    }
+
+    /// The most SQLite's page cache holds for the journal's connection, in KiB (`cache_size`,
+    /// which counts KiB when negative and pages otherwise).
+    package func pageCacheLimitKiB() throws(JournalError) -> Int {
+        try read { db in
+            let size = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
+            let page = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            return size < 0 ? -size : size * page / 1024
+        }
     }
 }
 

@@ -65,6 +65,15 @@ import Testing
         #expect(try beside.records(after: 0).count == 1)
     }
 
+    /// A long-running service's page cache is bounded at 256 KiB, not SQLite's 2 MB, which it
+    /// filled page by page over an hour of appends (issue 55).
+    @Test func theConnectionsPageCacheIsBounded() throws {
+        let folder = TemporaryFolder()
+        let file = URL(fileURLWithPath: folder.file("j.sqlite"))
+        #expect(try FixJournal(file: file).pageCacheLimitKiB() == 256)
+        #expect(try FixJournal(file: file).pageCacheLimitKiB() == 256, "reopened")
+    }
+
     @Test func fullStoresEachFixBeforeTakingTheNext() throws {
         let rig = try Rig()
         let writer = rig.writer(.full)
