@@ -111,5 +111,8 @@ print("|---|---|---|---|---|---|---|")
 for freezer, latencies, woken in rows:
     print(f"| {freezer} | {statistics.median(latencies):.2f} ms | {p99(latencies):.2f} ms | {max(latencies):.2f} ms | "
           f"{len(latencies)} | {woken} | {statistics.median(latencies) / anchor:.2f}x |")
-print("\nThe target, an app woken within 100 ms of the crossing fix reaching the host, is checked for each freezer "
-      "by `HostMonitoringTests` too; the figures here are the spread over many wakes.")
+met = all(max(latencies) < 100 for _, latencies, _ in rows)
+print("\nThe target, an app woken within 100 ms of the crossing fix reaching the host, is this benchmark's: "
+      + ("met by every wake of every freezer" if met else "**not met** by every wake (see max)") + ". "
+      "`HostMonitoringTests` follows the same path once with a bound of the event's budget, not of the target: "
+      "a timed test fails when other tests load the machine beside it (one wake there took 194 ms).")

@@ -124,9 +124,15 @@ struct HostMonitoringTests {
             let event = try #require(Self.lines(log).first { $0.hasPrefix("event ") }).split(separator: " ")
             #expect(event[1...2] == ["middle", "satisfied"])
             #expect(woken.at <= thawed.at, "the event woke it")
-            // From the fix reaching the host to the app reading the event, on the app's own clock.
+            // From the fix reaching the host to the app reading the event, both on CLOCK_MONOTONIC:
+            // read within the budget it was woken for, so before the host froze it again. The
+            // 100 ms target is scripts/bench-wake's, over many wakes: on a 2-core machine loaded
+            // by the rest of the suite, one wake here took 194 ms (a few milliseconds alone).
             let latency = Double(event[4])! - Double(event[3])!
-            #expect(latency >= 0 && latency < Tools.bound(.milliseconds(100)) / .seconds(1), "woken \(latency * 1000) ms after the fix")
+            #expect(
+                latency >= 0 && latency < Tools.bound(Self.profile.eventBudget) / .seconds(1),
+                "read \(latency * 1000) ms after the fix, its budget \(Self.profile.eventBudget)"
+            )
             let budget = woken.at.duration(to: again.at)
             #expect(budget >= .milliseconds(950) && budget < Tools.bound(.seconds(3)), "frozen again \(budget) after the event")
             #expect(harness.all.filter { $0.event.delivery(to: "tracker") != nil }.count == 1, "one event before it was frozen again")

@@ -66,7 +66,9 @@ struct HostScenarioTests {
                 + "(simulated \(simulated.map { "\($0)" } ?? "never")), freeze \(frozen.event.latency!), thaw \(thawed.event.latency!), "
                 + "foreground to thawed \(foregroundAt.duration(to: thawed.at)), heartbeat gap \(gap) s"
         )
-        #expect(foregroundAt.duration(to: thawed.at) < Tools.bound(.milliseconds(100)))
+        // At once, in values, is HostedAppMachineTests'; here, within the tolerance every real
+        // step of this suite is given (a few milliseconds alone, more beside the other tests).
+        #expect(foregroundAt.duration(to: thawed.at) < Tools.bound(Self.tolerance))
         await harness.stop()
     }
 
