@@ -217,7 +217,8 @@ print("\n*Own binary* counts its relocated data with its code. *Read page by pag
       "each page it touches is read alone, so the column is the pages the process uses; the first column is what "
       "the kernel maps when the binary is read as usual: it reads ahead of each fault and maps the cached pages "
       "around it. `run` and `host` give back the pages only their start-up used 10 s after they start "
-      "(`StartUpPages`), before these readings.")
+      "(`StartUpPages`), before these readings, and the release link lays out the functions the journaling "
+      "service runs once started together (`scripts/release.order`).")
 print(f"\nThe journaling service read again {later:.0f} s after its start (the same processes): "
       f"**{statistics.median(v[0] for v in journaling_later):.1f} MB** "
       f"({min(v[0] for v in journaling_later):.1f}-{max(v[0] for v in journaling_later):.1f}), "
