@@ -13,20 +13,14 @@ one (see `PageByPage`): the pages it uses, against the pages this kernel maps.
 
     python3 Benchmarks/footprint_bench.py KEEPALIVE DEB RUNS [SETTLE] > Benchmarks/FOOTPRINT.md
 """
-import datetime, os, platform, re, shutil, socket, statistics, subprocess, sys, tempfile, time
+import datetime, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients"))
-from feeder import Feed  # noqa: E402
+from feeder import Feed, free_port  # noqa: E402
 
 keepalive, deb, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 settle = float(sys.argv[4]) if len(sys.argv) > 4 else 15.0
 work = tempfile.mkdtemp(prefix="footprint-")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def uncache(path):

@@ -15,10 +15,10 @@ service runs steadily: each fix, the minute's group commit, delivery, the statio
 
     python3 Benchmarks/release_order.py PROFILE_BINARY [SECONDS] > scripts/release.order
 """
-import bisect, ctypes, os, shutil, socket, struct, subprocess, sys, tempfile, time
+import bisect, ctypes, os, shutil, struct, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients"))
-from feeder import Feed  # noqa: E402
+from feeder import Feed, free_port  # noqa: E402
 
 profiled, seconds = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 540.0
 start_up = 20.0
@@ -30,12 +30,6 @@ SYS_pidfd_open, SYS_process_madvise, MADV_PAGEOUT = 434, 440, 21
 
 class IOVec(ctypes.Structure):
     _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def text_mapping(pid, path):
