@@ -6,9 +6,14 @@ import SystemPackage
 /// `gpsfake` replaying a log in a loop (its default, and the mode that stops cleanly), on a
 /// given port, for as long as `body` runs; then SIGTERM to its process group, SIGKILL after 2 s.
 ///
-/// `body` runs once gpsd has a report from the fake receiver. Under load, gpsfake now and then
-/// starts a gpsd that never hears from its receiver (clients connect and watch, and not one
-/// report comes for minutes): that gpsfake is stopped and started again, at most three times.
+/// `body` runs once gpsd lists the fake receiver and has a report from it. Under load, gpsfake
+/// now and then starts a gpsd without its receiver (its add through gpsd's control socket is
+/// lost: see `scripts/gpsd-devices`), which reports nothing, for ever: that gpsfake is stopped
+/// and started again, at most three times.
+///
+/// The waits are gpsd's and gpsfake's, which no sanitizer slows, so the time scale does not
+/// stretch them: a TSan run that took 200 s to call one gpsfake silent ran out its test's
+/// time limit. A cancelled task starts no other gpsfake.
 package func withGPSFake<R: Sendable>(
     log: URL,
     port: Int,
@@ -18,6 +23,7 @@ package func withGPSFake<R: Sendable>(
     try Tools.requireGPSD()
     var silent: [String] = []
     for attempt in 1...3 {
+        try Task.checkCancellation()
         let outcome = try await runGPSFake(log: log, port: port, cycle: cycle, body)
         if let value = outcome.value { return value }
         silent.append("attempt \(attempt): \(outcome.silence)")
@@ -57,7 +63,9 @@ private func runGPSFake<R: Sendable>(
         execution in
         let teardown: [TeardownStep] = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))]
         do {
-            if let silence = await firstReport(port: port) {
+            var silence = try await receiverMissing(port: port)
+            if silence == nil { silence = await firstReport(port: port) }
+            if let silence {
                 await execution.teardown(using: teardown)
                 return GPSFakeOutcome<R>(silence: silence)
             }
@@ -72,8 +80,20 @@ private func runGPSFake<R: Sendable>(
     return result.closureResult
 }
 
+/// Waits for gpsd on `port` to list gpsfake's receiver: `nil` once it does, or what it said
+/// instead within 20 s (a healthy gpsfake's gpsd lists it well within a second of launch).
+private func receiverMissing(port: Int) async throws -> String? {
+    let answer = try await runCommand(
+        "/usr/bin/python3",
+        [Tools.repository.appendingPathComponent("scripts/gpsd-devices").path, String(port), "20"]
+    )
+    if answer.exitCode == 0 { return nil }
+    let said = answer.lines.joined(separator: " ")
+    return answer.exitCode == 1 ? "gpsd listed no device in 20 s (gpsfake's add was lost)" : said
+}
+
 /// Waits for gpsd on `port` to pass on a report from its receiver: `nil` once one came, or what
-/// was seen instead within 20 s (a healthy gpsfake gives its first about 1.5 s after launch).
+/// was seen instead within 30 s (a healthy gpsfake gives its first about 1.5 s after launch).
 private func firstReport(port: Int) async -> String? {
     let seen = Locked<[String]>([])
     let probe = Task {
@@ -91,11 +111,12 @@ private func firstReport(port: Int) async -> String? {
         return false
     }
     let limit = Task {
-        try? await Task.sleep(for: Tools.bound(.seconds(20)))
+        try? await Task.sleep(for: .seconds(30))
         probe.cancel()
     }
     defer { limit.cancel() }
-    if await probe.value { return nil }
+    let reported = await withTaskCancellationHandler { await probe.value } onCancel: { probe.cancel() }
+    if reported { return nil }
     let events = seen.withLock { $0 }
-    return "no report in 20 s; \(events.count) other events, the last: \(events.suffix(3).joined(separator: ", "))"
+    return "no report in 30 s; \(events.count) other events, the last: \(events.suffix(3).joined(separator: ", "))"
 }
