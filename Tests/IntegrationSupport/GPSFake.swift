@@ -83,10 +83,7 @@ private func runGPSFake<R: Sendable>(
 /// Waits for gpsd on `port` to list gpsfake's receiver: `nil` once it does, or what it said
 /// instead within 20 s (a healthy gpsfake's gpsd lists it well within a second of launch).
 private func receiverMissing(port: Int) async throws -> String? {
-    let answer = try await runCommand(
-        "/usr/bin/python3",
-        [Tools.repository.appendingPathComponent("scripts/gpsd-devices").path, String(port), "20"]
-    )
+    let answer = try await runCommand("/usr/bin/python3", [Tools.gpsdDevices.path, String(port), "20"])
     if answer.exitCode == 0 { return nil }
     let said = answer.lines.joined(separator: " ")
     return answer.exitCode == 1 ? "gpsd listed no device in 20 s (gpsfake's add was lost)" : said

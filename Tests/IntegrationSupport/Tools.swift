@@ -21,6 +21,8 @@ package enum Tools {
 
     package static let gatedGPSFake = repository.appendingPathComponent("scripts/gpsfake-gated")
 
+    package static let gpsdDevices = repository.appendingPathComponent("scripts/gpsd-devices")
+
     /// The `keepalive` binary built beside the test bundle.
     package static var keepalive: URL {
         get throws {
