@@ -9,6 +9,7 @@ let integrationDependencies: [Target.Dependency] = [
     "LocationKeepAliveMocks",
     "DeliveryMocks",
     "IntegrationSupport",
+    "TestWaiting",
     .product(name: "Subprocess", package: "swift-subprocess"),
     .product(name: "SystemPackage", package: "swift-system"),
 ]
@@ -239,50 +240,50 @@ let package = Package(
         // Unit tests, a target per module they test, linking only it (and its mocks).
         .testTarget(
             name: "KeepAliveCoreTests",
-            dependencies: ["KeepAliveCore", "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["TestWaiting", "KeepAliveCore", "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks")]
         ),
         // GeoClue2's rules that need no bus: accuracy levels and coarse positions.
         .testTarget(
             name: "KeepAliveGeoClueTests",
-            dependencies: ["KeepAliveGeoClue", "KeepAliveCore"]
+            dependencies: ["TestWaiting", "KeepAliveGeoClue", "KeepAliveCore"]
         ),
         // The execution model and the strategies, on the simulator's virtual clock.
         .testTarget(
             name: "KeepAliveSimulationTests",
             dependencies: [
-                "KeepAliveCore", "KeepAliveSimulation", "KeepAliveMonitoring", "LocationKeepAliveMocks",
+                "TestWaiting", "KeepAliveCore", "KeepAliveSimulation", "KeepAliveMonitoring", "LocationKeepAliveMocks",
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
         // Regions, significant changes, visits: on real tracks and scripted noise.
         .testTarget(
             name: "KeepAliveMonitoringTests",
-            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "LocationKeepAliveMocks"]
+            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveMonitoring", "LocationKeepAliveMocks"]
         ),
         // The journal's SQLite layer on real files.
         .testTarget(
             name: "KeepAliveSQLiteTests",
-            dependencies: ["KeepAliveSQLite"]
+            dependencies: ["TestWaiting", "KeepAliveSQLite"]
         ),
         .testTarget(
             name: "KeepAliveJournalTests",
             dependencies: [
-                "KeepAliveCore", "KeepAliveJournal", "KeepAliveMonitoring", "KeepAliveDelivery", "DeliveryMocks",
+                "TestWaiting", "KeepAliveCore", "KeepAliveJournal", "KeepAliveMonitoring", "KeepAliveDelivery", "DeliveryMocks",
                 "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
         // The host's and the service's decisions, in their machines (on a test clock).
         .testTarget(
             name: "KeepAliveHostTests",
-            dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring"]
+            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring"]
         ),
         .testTarget(
             name: "KeepAliveSleepTests",
-            dependencies: ["KeepAliveCore", "KeepAliveSleep"]
+            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveSleep"]
         ),
         .testTarget(
             name: "KeepAliveServiceTests",
-            dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService", "KeepAliveSleep"]
+            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService", "KeepAliveSleep"]
         ),
         // The parsers' fuzz findings (NMEA, gpsd JSON, the host's protocol), replayed.
         .testTarget(
@@ -298,6 +299,10 @@ let package = Package(
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
+        // What every test waits with: blocking work on threads of its own, conditions polled off
+        // the concurrency pool, a child's end told by the kernel, every real-time bound scaled
+        // by KEEPALIVE_TEST_TIME_SCALE (scripts/check-test-waits keeps tests to it).
+        .target(name: "TestWaiting", dependencies: ["CProcessControl"], path: "Tests/TestWaiting"),
         // What the integration suites share: running the built tools, gpsfake, brokers, the
         // host's harness, the articles' snippets. A target of its own, so that each suite that
         // needs the machine to itself is a test target of its own (scripts/test routes by target).
@@ -306,6 +311,7 @@ let package = Package(
             dependencies: [
                 "LocationKeepAlive",
                 "LocationKeepAliveMocks",
+                "TestWaiting",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -197,7 +197,7 @@ struct ClockScenarioTests {
                 let jumps = Task {
                     for offset in ["-365d", "+365d", "-365d", "+0"] {
                         try? clock.set(offset)
-                        try? await Task.sleep(for: .seconds(2))
+                        try? await Task.sleep(for: .seconds(2))  // pacing: the clock jumps every 2 s
                     }
                 }
                 defer { jumps.cancel() }

@@ -34,7 +34,7 @@ import Testing
             try await eventually("the service's first fix", context: { service.tail }) {
                 !DeliveryRuns.producedFixes(service.output).isEmpty
             }
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 0...450)))
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 0...450)))  // pacing: the kill's random moment
             service.signal(SIGKILL)
             await service.wait()
             produced += DeliveryRuns.producedFixes(service.output)

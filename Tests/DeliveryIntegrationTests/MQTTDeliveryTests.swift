@@ -154,9 +154,9 @@ import Testing
             speed: "20", extra: ["--loop"]
         )
         for _ in 0..<20 {
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 300...900)))
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 300...900)))  // pacing: the broker up a while
             await broker.stop()
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 100...400)))
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 100...400)))  // pacing: and down a while
             try await broker.start()
         }
         await service.expectCleanStop()

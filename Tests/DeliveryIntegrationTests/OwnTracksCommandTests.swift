@@ -105,7 +105,7 @@ struct OwnTracksCommandTests {
         for round in 1...3 {
             try await DeliveryRuns.command(#"{"_type": "cmd", "action": "reportLocation"}"#, broker)
             try await eventually("the answer to reportLocation \(round)\n\(service.tail)") { subscriber.messages.count >= round }
-            try await Task.sleep(for: .milliseconds(1500))  // the replay moves on: the next answer is a new fix
+            try await Task.sleep(for: .milliseconds(1500))  // pacing: the replay moves on, the next answer is a new fix
         }
         await service.expectCleanStop()
         let answers = subscriber.messages

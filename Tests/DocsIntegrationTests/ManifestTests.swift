@@ -34,9 +34,9 @@ import IntegrationSupport
         describe.standardError = output
         try describe.run()
         defer { if describe.isRunning { describe.terminate() } }
-        // Polled: a blocking read or `waitUntilExit()` would hold one of the few threads every
-        // test's tasks share (waitUntilExit deadlocked both here: PLATFORM-NOTES.md).
-        while describe.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        // Never a blocking read or `waitUntilExit()`, which would hold one of the few threads
+        // every test's tasks share (waitUntilExit deadlocked both here: PLATFORM-NOTES.md).
+        try #require(await describe.ended(within: .seconds(900)), "swift package describe did not end within 15 minutes")
         let text = try String(contentsOf: printed, encoding: .utf8)
         #expect(describe.terminationStatus == 0, "the manifest as printed: \(text.suffix(2_000))")
         #expect(text.contains("\"name\" : \"Tracker\""), "swift package describe printed the tracker's package")

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LocationKeepAlive
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// Each freezer on real processes: a shell writing a heartbeat every 100 ms, and its child.
@@ -47,8 +48,7 @@ struct FreezerTests {
         try await group.freeze(timeout: Self.patience)
         group.signalAll(SIGKILL)  // reaches frozen processes too
         try await waitUntil(timeout: .seconds(5)) { group.processes().isEmpty }
-        var status: Int32 = 0
-        waitpid(leader, &status, 0)
+        _ = await processExit(of: leader, within: .seconds(10))
         try group.remove()
         if let folder = group.folder { #expect(!FileManager.default.fileExists(atPath: folder.path)) }
     }
@@ -82,8 +82,7 @@ struct FreezerTests {
         try "0".write(toFile: "\(root)/cgroup.freeze", atomically: false, encoding: .utf8)
         #expect(group.isFrozen, "frozen by its own cgroup.freeze once the root thaws")
         group.signalAll(SIGKILL)
-        var status: Int32 = 0
-        waitpid(leader, &status, 0)
+        _ = await processExit(of: leader, within: .seconds(10))
     }
 
     @Test func anUnavailableFreezerSaysWhy() throws {
@@ -106,8 +105,7 @@ struct FreezerTests {
             try? group.remove()
         }
         let leader = try group.launch(["true"])
-        var status: Int32 = 0
-        waitpid(leader, &status, 0)
+        _ = await processExit(of: leader, within: .seconds(10))
         // A start time counts clock ticks (10 ms): a pid comes back only after every other pid
         // was used, never within a tick, as it would here without this pause.
         try await Task.sleep(for: .milliseconds(50))
@@ -117,14 +115,11 @@ struct FreezerTests {
             stranger = try spawn(["/bin/sleep", "60"], ownSession: true)
             if stranger != leader {
                 kill(stranger, SIGKILL)
-                waitpid(stranger, &status, 0)
+                _ = await processExit(of: stranger, within: .seconds(10))
             }
         }
         try #require(stranger == leader, "no process got pid \(leader) again in 50 tries")
-        defer {
-            kill(stranger, SIGKILL)
-            waitpid(stranger, &status, 0)
-        }
+        defer { signalAndReap(stranger) }
         #expect(Self.stat(stranger)?[3] == "\(leader)", "the stranger leads a session with the leader's id")
         #expect(!group.processes().contains(stranger))
         #expect(!group.contains(stranger))

@@ -3,6 +3,7 @@ import Glibc
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// The host daemon (`keepalive host`, cgroup v2) on libfaketime, its wall clock jumping a year
@@ -32,7 +33,7 @@ struct HostClockTests {
                             seen.withLock { $0 += new.map { (now, $0) } }
                             read = lines.count
                         }
-                        try? await Task.sleep(for: .milliseconds(10))
+                        try? await Task.sleep(for: .milliseconds(10))  // pacing: the log read 100 times a second, each line stamped as read
                     }
                 }
             }
@@ -46,12 +47,8 @@ struct HostClockTests {
         }
 
         func first(_ event: String, after origin: ContinuousClock.Instant, within timeout: Duration) async -> ContinuousClock.Instant? {
-            let deadline = ContinuousClock.now + Tools.bound(timeout)
-            while ContinuousClock.now < deadline {
-                if let line = events(event, after: origin).first { return line.at }
-                do { try await Task.sleep(for: .milliseconds(10)) } catch { return nil }
-            }
-            return nil
+            _ = try? await holds(within: timeout) { [self] in !events(event, after: origin).isEmpty }
+            return events(event, after: origin).first?.at
         }
     }
 
@@ -103,7 +100,7 @@ struct HostClockTests {
             try await gpsd.go()
             let jumps = Task {
                 for offset in ["+365d", "-365d", "+0", "+365d"] {
-                    try? await Task.sleep(for: .seconds(4))
+                    try? await Task.sleep(for: .seconds(4))  // pacing: the clock jumps every 4 s
                     try? clock.set(offset)
                 }
             }

@@ -191,7 +191,7 @@ struct HostContainmentTests {
         let watching = Task {
             while !Task.isCancelled {
                 if let status = try? await harness.status("esc") { statuses.withLock { $0.append(status) } }
-                try? await Task.sleep(for: .milliseconds(5))
+                try? await Task.sleep(for: .milliseconds(5))  // pacing: a status every 5 ms, as a user would watch it
             }
         }
         let backgroundAt = ContinuousClock.now

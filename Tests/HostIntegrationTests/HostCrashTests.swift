@@ -4,6 +4,7 @@ import LocationKeepAlive
 import Subprocess
 import SystemPackage
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// The host going away never leaves an app frozen: `keepalive host` (the real daemon, with
@@ -41,8 +42,7 @@ struct HostCrashTests {
         #expect(heartbeat.count <= frozenCount + 1, "frozen before the crash")
 
         kill(first, SIGKILL)
-        var status: Int32 = 0
-        waitpid(first, &status, 0)
+        _ = await processExit(of: first, within: .seconds(10))
         let killedAt = ContinuousClock.now
         try await heartbeat.waitForBeats(frozenCount + 3, timeout: .seconds(5))
         print(
@@ -50,11 +50,7 @@ struct HostCrashTests {
         )
 
         let second = try Self.startHost(keepalive, serve)
-        defer {
-            kill(second, SIGTERM)
-            var status: Int32 = 0
-            waitpid(second, &status, 0)
-        }
+        defer { signalAndReap(second, SIGTERM) }
         try await waitUntil(timeout: .seconds(10)) {
             (try? HostClient(socket: URL(fileURLWithPath: socket))) != nil
         }

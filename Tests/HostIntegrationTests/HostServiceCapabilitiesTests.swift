@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LocationKeepAlive
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// The systemd unit runs the host as root with a few capabilities: the host started with
@@ -41,11 +42,7 @@ struct HostServiceCapabilitiesTests {
         )
         let stopped = Locked(false)
         defer {  // a failed test must not leave the host behind (it holds the test's standard error)
-            if !stopped.withLock({ $0 }) {
-                kill(host, SIGKILL)
-                var status: Int32 = 0
-                waitpid(host, &status, 0)
-            }
+            if !stopped.withLock({ $0 }) { signalAndReap(host) }
         }
         try await waitUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socket) }
         let bounding = try String(contentsOfFile: "/proc/\(host)/status", encoding: .utf8)
@@ -78,10 +75,9 @@ struct HostServiceCapabilitiesTests {
         try await heartbeat.waitForBeats(beats + 2)
 
         kill(host, SIGTERM)
-        var result: Int32 = 0
-        waitpid(host, &result, 0)
+        let result = await processExit(of: host, within: .seconds(30))
         stopped.withLock { $0 = true }
-        #expect(result == 0, "the host's exit status \(result)")
+        #expect(result == .exited(0), "the host's exit: \(String(describing: result))")
         let root = (freezer == .cgroup2 ? serviceGroups[0] : serviceGroups[1]) + "/\(name)"
         #expect(!FileManager.default.fileExists(atPath: root), "the host's groups were left")
         let last = heartbeat.count

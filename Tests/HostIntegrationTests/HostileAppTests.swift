@@ -3,6 +3,7 @@ import Glibc
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// The host against apps and local users that mean it harm, each attack a real process: a
@@ -23,11 +24,7 @@ struct HostileAppTests {
         return try HostCrashTests.startHost(command[0], Array(command.dropFirst()))
     }
 
-    static func end(_ pid: pid_t) {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-    }
+    static func end(_ pid: pid_t) { signalAndReap(pid) }
 
     /// Threads of this process (the in-process host's among them).
     static var threads: Int {
@@ -42,7 +39,7 @@ struct HostileAppTests {
             let start = ContinuousClock.now
             _ = try await harness.status(app)
             slowest = max(slowest, start.duration(to: .now))
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(20))  // pacing: a status every 20 ms
         }
         return slowest
     }
@@ -207,7 +204,7 @@ struct HostileAppTests {
         let stormStart = ContinuousClock.now
         while stormStart.duration(to: .now) < .seconds(8) {  // one byte each 200 ms
             push(storm.socket)
-            try await Task.sleep(for: .milliseconds(200))
+            try await Task.sleep(for: .milliseconds(200))  // pacing: one byte each 200 ms
         }
         let woken = harness.all.filter { $0.at >= stormStart && $0.event.isWokenForData("storm") }
         #expect(woken.count == WakeBudget.data.burst, "woken \(woken.count) times in 8 s")
@@ -255,7 +252,7 @@ struct HostileAppTests {
                 if let status = try? await harness.status("orphan") {
                     statuses.withLock { $0.append((Date().timeIntervalSince1970, status.frozen)) }
                 }
-                try? await Task.sleep(for: .milliseconds(5))
+                try? await Task.sleep(for: .milliseconds(5))  // pacing: a status every 5 ms, as a user would watch it
             }
         }
         let backgroundAt = ContinuousClock.now
@@ -366,14 +363,11 @@ struct HostileAppTests {
             _ = try await runCommand(keepalive, ["host", "launch", "--socket", socket, "--app", "tracker", "--user", "nobody", "--"] + app)
             try await waitUntil(timeout: .seconds(10)) { HostMonitoringTests.lines(log).contains("monitor ok") }
             kill(first, SIGKILL)
-            var status: Int32 = 0
-            waitpid(first, &status, 0)
+            _ = await processExit(of: first, within: .seconds(10))
 
             let second = try HostCrashTests.startHost(serve[0], Array(serve.dropFirst()))
             defer {
-                kill(second, SIGTERM)
-                var status: Int32 = 0
-                waitpid(second, &status, 0)
+                signalAndReap(second, SIGTERM)
                 Leftovers.kill(Leftovers.processes(mentioning: log))
             }
             try await waitUntil(timeout: .seconds(10)) { (try? HostClient(socket: URL(fileURLWithPath: socket))) != nil }

@@ -1,6 +1,7 @@
 package import Foundation
 package import LocationKeepAlive
 package import Testing
+import TestWaiting
 
 /// A child process whose output goes to a file, killed when the value goes away. It starts
 /// with no signal blocked (the test runner's threads block some, and a child inherits the
@@ -40,18 +41,16 @@ package final class ChildProcess {
     /// Stops it with SIGTERM and expects exit 0 within `timeout`, with its last lines if not.
     package func expectCleanStop(timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async {
         signal(SIGTERM)
-        let status = await wait(timeout: Tools.bound(timeout))
+        let status = await wait(timeout: timeout)
         #expect(status == 0, "exit \(status):\n\(tail)", sourceLocation: sourceLocation)
     }
 
-    /// Waits for the process to end (at most `timeout`), killing it after that, or at once when
-    /// the task is cancelled (where a `try?` sleep returns at once and the wait would spin).
+    /// Waits for the process to end (at most `timeout`, scaled), killing it after that, or at
+    /// once when the task is cancelled.
     @discardableResult
     package func wait(timeout: Duration = .seconds(30)) async -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            do { try await Task.sleep(for: .milliseconds(20)) } catch { break }
-        }
+        let process = process
+        _ = try? await holds(within: timeout) { !process.isRunning }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             guard await process.ended() else { return -1 }
@@ -64,15 +63,10 @@ package final class ChildProcess {
 package func eventually(
     _ what: String,
     timeout: Duration = .seconds(60),
-    every interval: Duration = .milliseconds(50),
     context: (() -> String)? = nil,
     _ condition: () throws -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + Tools.bound(timeout)
-    while ContinuousClock.now < deadline {
-        if try condition() { return }
-        try await Task.sleep(for: interval)
-    }
+    guard try await !holds(within: timeout, asking: condition) else { return }
     throw ToolMissing("timed out after \(timeout) waiting for \(what)" + (context.map { ":\n" + $0() } ?? ""))
 }
 

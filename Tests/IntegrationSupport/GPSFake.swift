@@ -103,7 +103,7 @@ private func firstReport(port: Int) async -> String? {
             } catch {
                 seen.withLock { $0.append("\(error)") }
             }
-            try? await Task.sleep(for: .milliseconds(100))
+            try? await Task.sleep(for: .milliseconds(100))  // pacing: the next connection, tried 10 times a second
         }
         return false
     }

@@ -2,6 +2,7 @@ package import Foundation
 package import LocationKeepAlive
 import LocationKeepAliveMocks
 import Testing
+import TestWaiting
 
 /// A real host in the test process (its own cgroup folder and socket) with real app
 /// processes, every event kept with the time it happened.
@@ -104,14 +105,11 @@ package final class HostHarness: Sendable {
     package func firstEvent(
         after start: ContinuousClock.Instant,
         within timeout: Duration,
-        _ matches: @escaping (AppHost.Event) -> Bool
+        _ matches: @escaping @Sendable (AppHost.Event) -> Bool
     ) async -> (at: ContinuousClock.Instant, event: AppHost.Event)? {
-        let deadline = ContinuousClock.now + Tools.bound(timeout)
-        while true {
-            if let found = all.first(where: { $0.at >= start && matches($0.event) }) { return found }
-            guard ContinuousClock.now < deadline else { return nil }
-            do { try await Task.sleep(for: .milliseconds(5)) } catch { return nil }  // cancelled: no spin
-        }
+        let first: @Sendable () -> (at: ContinuousClock.Instant, event: AppHost.Event)? = { [self] in all.first(where: { $0.at >= start && matches($0.event) }) }
+        guard (try? await holds(within: timeout) { first() != nil }) == true else { return nil }
+        return first()
     }
 
     package func stop() async {

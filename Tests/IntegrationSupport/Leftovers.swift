@@ -38,7 +38,7 @@ package enum Leftovers {
     package static func removeGroups(of freezer: Freezer) {
         let groups = freezer.thawLeftovers()
         for group in groups { group.signalAll(SIGKILL) }
-        for _ in 0..<200 where groups.contains(where: { !$0.processes().isEmpty }) { usleep(10_000) }
+        for _ in 0..<200 where groups.contains(where: { !$0.processes().isEmpty }) { usleep(10_000) }  // blocking-ok: a deinit's clean-up, which cannot await
         for group in groups { try? group.remove() }
         freezer.removeRoot()
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LocationKeepAlive
+import TestWaiting
 
 /// A socket standing in for systemd's `$NOTIFY_SOCKET`: every datagram a service sends, with
 /// when it came, as systemd receives them (sd_notify(3)).
@@ -46,13 +47,10 @@ package final class NotifyListener: Sendable {
     package var messages: [Message] { received.withLock { $0 } }
 
     /// Waits until a message has a line for which `match` holds; returns it, or nil after `timeout`.
-    package func wait(for timeout: Duration, _ match: (String) -> Bool) async -> Message? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let found = messages.first(where: { $0.lines.contains(where: match) }) { return found }
-            do { try await Task.sleep(for: .milliseconds(20)) } catch { return nil }  // cancelled: no spin
-        }
-        return nil
+    package func wait(for timeout: Duration, _ match: @escaping @Sendable (String) -> Bool) async -> Message? {
+        let first: @Sendable () -> Message? = { [self] in messages.first(where: { $0.lines.contains(where: match) }) }
+        guard (try? await holds(within: timeout) { first() != nil }) == true else { return nil }
+        return first()
     }
 
     /// Stops the reader thread and removes the socket file (the descriptor stays open: the

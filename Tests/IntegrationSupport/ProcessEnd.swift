@@ -1,5 +1,6 @@
 package import Foundation
 import Glibc
+import TestWaiting
 
 // Never Foundation's `waitUntilExit()` in a test: it runs a run loop on the calling thread, which
 // in a test is one of the threads every task of the process shares (two on a 2-core machine),
@@ -8,16 +9,17 @@ import Glibc
 
 extension Process {
     /// Waits until the process has ended and Foundation has seen it end, at most `timeout`;
-    /// whether it did. Polls `isRunning` between sleeps; a cancelled task (whose sleeps return
-    /// at once) waits on in short pauses instead of spinning, since its caller has stopped the
-    /// process or needs its end.
+    /// whether it did. Looks at `isRunning` every 5 ms on a thread of its own (Foundation reaps
+    /// the child itself, so its pid is not ours to wait for); a cancelled task waits on too,
+    /// since its caller has stopped the process or needs its end.
     @discardableResult
     package func ended(within timeout: Duration = .seconds(30)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while isRunning, ContinuousClock.now < deadline {
-            do { try await Task.sleep(for: .milliseconds(10)) } catch { usleep(5_000) }
+        let process = self
+        return await onOwnThread {
+            while process.isRunning, ContinuousClock.now < deadline { usleep(5_000) }
+            return !process.isRunning
         }
-        return !isRunning
     }
 }
 
@@ -44,12 +46,13 @@ package func spawn(_ arguments: [String], ownSession: Bool = false, quietOutput:
 
 /// Runs a short command to its end from code that cannot wait asynchronously (a `defer`, a
 /// `deinit`): ``spawn(_:ownSession:quietOutput:)`` and `waitpid` on its own process, no run
-/// loop. Its exit status, or -1 when it could not be started or was killed by a signal.
+/// loop. Its exit status, or -1 when it could not be started or was killed by a signal. It
+/// holds its thread while the command runs: from async code, await ``run(_:_:)`` instead.
 @discardableResult
 package func runToEnd(_ path: String, _ arguments: [String]) -> Int32 {
     guard let pid = try? spawn([path] + arguments) else { return -1 }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
+    while waitpid(pid, &status, 0) < 0 {  // blocking-ok: for a defer or deinit, a command of moments
         guard errno == EINTR else { return -1 }
     }
     return status & 0x7f == 0 ? (status >> 8) & 0xff : -1

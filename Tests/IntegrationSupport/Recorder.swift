@@ -1,4 +1,5 @@
 import LocationKeepAlive
+import TestWaiting
 
 /// Reads an async sequence in a task and keeps everything it yields, for later assertions.
 package final class Recorder<Element: Sendable>: Sendable {
@@ -23,15 +24,11 @@ package final class Recorder<Element: Sendable>: Sendable {
     package var elements: [Element] { storage.elements.withLock { $0 } }
     package var error: (any Error)? { storage.error.withLock { $0 } }
 
-    /// Waits (polling every 10 ms) until `condition` holds; false after `timeout` (a hang).
+    /// Waits until `condition` holds, looked at off the pool (TestWaiting's `holds`); false
+    /// after `timeout` (a hang).
     @discardableResult
-    package func wait(upTo timeout: Duration = Tools.patience, until condition: ([Element]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(elements) { return true }
-            do { try await Task.sleep(for: .milliseconds(10)) } catch { break }  // cancelled: no spin
-        }
-        return condition(elements)
+    package func wait(upTo timeout: Duration = .seconds(60), until condition: @escaping @Sendable ([Element]) -> Bool) async -> Bool {
+        (try? await holds(within: timeout) { [self] in condition(elements) }) == true
     }
 
     /// Waits until nothing new arrived for `quiet` (the stream drained), at most `timeout`.
@@ -40,7 +37,7 @@ package final class Recorder<Element: Sendable>: Sendable {
         var count = -1
         while ContinuousClock.now < deadline, elements.count != count {
             count = elements.count
-            do { try await Task.sleep(for: Tools.bound(quiet)) } catch { return }
+            do { try await Task.sleep(for: Tools.bound(quiet)) } catch { return }  // pacing: quiet is this long without an element
         }
     }
 

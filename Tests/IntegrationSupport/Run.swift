@@ -2,6 +2,7 @@ import LocationKeepAlive
 package import Foundation
 package import Subprocess
 import SystemPackage
+import TestWaiting
 
 /// The result of running a command to its end.
 package struct CommandResult {
@@ -31,7 +32,7 @@ package final class Interrupt: Sendable {
 }
 
 /// Runs a command to its end, reading its output line by line; SIGINT when `interrupt` fires,
-/// killed after `timeout`.
+/// killed after `timeout` (scaled).
 package func runCommand(
     _ path: String,
     _ arguments: [String],
@@ -51,14 +52,9 @@ package func runCommand(
         error: .string(limit: 1 << 20)
     ) { execution in
         let watchdog = Task {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-                if interrupt?.isFired == true {
-                    try? execution.send(signal: .interrupt)
-                    try await Task.sleep(for: .seconds(5))
-                    break
-                }
+            if try await holds(within: timeout, { interrupt?.isFired == true }) {
+                try? execution.send(signal: .interrupt)
+                try await Task.sleep(for: .seconds(5))
             }
             try? execution.send(signal: .kill, toProcessGroup: true)
         }

@@ -1,20 +1,17 @@
 package import Foundation
 import LocationKeepAlive
+import TestWaiting
 
 /// Where the project's scripts and the built `keepalive` are, and whether gpsd is installed.
 package enum Tools {
     /// Real-time bounds in the tests are multiplied by `KEEPALIVE_TEST_TIME_SCALE` (default 1):
     /// `scripts/tsan` sets 10, since every process runs about ten times slower under TSan.
-    package static func bound(_ duration: Duration) -> Duration {
-        let scale = ProcessInfo.processInfo.environment["KEEPALIVE_TEST_TIME_SCALE"].flatMap(Int.init) ?? 1
-        return duration * max(1, scale)
-    }
+    /// (TestWaiting's ``TestTime/bound(_:)``: one scale for every bound.)
+    package static func bound(_ duration: Duration) -> Duration { TestTime.bound(duration) }
 
-    /// How long a test waits for something that must come before it calls it a hang: a wait
-    /// that ends early when the thing comes, so a generous one costs nothing when all is well.
-    /// A loaded 2-core machine running the whole suite makes things come seconds late, never
-    /// this late.
-    package static var patience: Duration { bound(.seconds(60)) }
+    /// How long a test waits for something that must come before it calls it a hang
+    /// (``TestTime/patience``).
+    package static var patience: Duration { TestTime.patience }
 
     package static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

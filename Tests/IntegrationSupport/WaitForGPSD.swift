@@ -7,7 +7,7 @@ package func waitUntilGPSDAccepts(port: Int) async throws {
         do {
             for try await case .status(.connected) in GPSDSource(port: port).events() { return }
         } catch {
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(100))  // pacing: the next connection, tried 10 times a second
         }
     }
     throw ToolMissing("gpsfake did not open port \(port) within \(Tools.patience)")

@@ -71,7 +71,7 @@ struct AuthorizationFileTests {
                 } catch {
                     damaged += 1
                 }
-                try? await Task.sleep(for: .milliseconds(1))
+                try? await Task.sleep(for: .milliseconds(1))  // pacing: the file read all along, a thousand times a second
             }
             return (reads, damaged)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// `keepalive` loads what each command uses: no command maps Foundation beyond
@@ -77,24 +78,23 @@ import Testing
         // Killed, not awaited (a `defer` cannot; never `waitUntilExit()` in a test: ProcessEnd.swift).
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         // The writer's open succeeds once the command has opened the FIFO to read.
-        let deadline = ContinuousClock.now + Tools.patience
         var writer: Int32 = -1
-        while writer < 0 {
+        let opened = try await holds(within: .seconds(60)) {
             writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-            if writer >= 0 { break }
+            if writer >= 0 { return true }
             guard process.isRunning else {
                 throw CommandEnded("keepalive \(arguments.joined(separator: " ")) ended (status \(process.terminationStatus)) before it read its input")
             }
-            guard ContinuousClock.now < deadline else { throw CommandEnded("keepalive never opened its input") }
-            try await Task.sleep(for: .milliseconds(20))
+            return false
         }
+        guard opened else { throw CommandEnded("keepalive never opened its input") }
         defer { close(writer) }
         // Read to the end (String(contentsOfFile:) stops at the first page of a /proc file).
         guard let file = FileHandle(forReadingAtPath: "/proc/\(process.processIdentifier)/maps") else {
             throw CommandEnded("cannot read the maps of process \(process.processIdentifier)")
         }
         defer { try? file.close() }
-        let text = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        let text = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)  // blocking-ok: a /proc file, read from the kernel's memory
         // "address perms offset dev inode   /path": the path is the rest of the line from its first slash.
         return Set(text.split(separator: "\n").compactMap { line in line.firstIndex(of: "/").map { String(line[$0...]) } })
     }

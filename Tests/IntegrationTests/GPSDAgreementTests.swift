@@ -119,7 +119,7 @@ struct GPSDAgreementTests {
                 }
                 expected += 1
             }
-            await filtered.wait {
+            await filtered.wait { [expected] in
                 $0.count { if case .location = $0 { true } else { false } } >= expected
             }
             await filtered.waitUntilQuiet()

@@ -2,6 +2,7 @@ import Foundation
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// The location manager against a real gpsd: one-shots, failures, gpsd going away and coming back.
@@ -128,10 +129,7 @@ struct GPSDClientTests {
             )
         }
         defer { server.cancel() }
-        let deadline = ContinuousClock.now + Tools.patience
-        while !FileManager.default.fileExists(atPath: ready.path), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await waitUntil("the silent server to listen") { FileManager.default.fileExists(atPath: ready.path) }
         let clock = ManualClock()
         let source = GPSDSource(
             port: port,

@@ -3,6 +3,7 @@ import LocationKeepAlive
 import LocationKeepAliveMocks
 import Subprocess
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// `keepalive run --metrics`: swift-metrics counted by the service, served as Prometheus text on
@@ -38,11 +39,9 @@ struct MetricsEndpointTests {
             #expect(announced?.contains("http://127.0.0.1:\(port)/metrics") == true, "loopback by default")
             // Polls every second once the 2 s budget ran out: wait for three.
             var lines: [String] = []
-            let deadline = ContinuousClock.now + Tools.patience
-            while ContinuousClock.now < deadline {
+            _ = try await holds(within: .seconds(60)) {
                 lines = try await scrape("http://127.0.0.1:\(port)/metrics").lines
-                if (sample(#"keepalive_polls_total{result="ok"}"#, in: lines) ?? 0) >= 3 { break }
-                try await Task.sleep(for: .milliseconds(300))
+                return (sample(#"keepalive_polls_total{result="ok"}"#, in: lines) ?? 0) >= 3
             }
             #expect(lines.last == "200")
             #expect((sample(#"keepalive_polls_total{result="ok"}"#, in: lines) ?? 0) >= 3, "\(lines)")

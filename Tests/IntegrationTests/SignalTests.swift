@@ -3,6 +3,7 @@ import LocationKeepAlive
 import LocationKeepAliveMocks
 import Subprocess
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// SIGTERM and SIGINT while the tool waits on something: a reconnect backoff, a location poll,
@@ -165,18 +166,20 @@ struct SignalTests {
             try process.run()
             // The writer's open succeeds once the command has opened the FIFO to read; the writer
             // stays open, so the log never ends by itself.
-            var writer: Int32 = -1
-            let deadline = ContinuousClock.now + Tools.patience
-            while writer < 0, process.isRunning, ContinuousClock.now < deadline {
-                writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-                if writer < 0 { try await Task.sleep(for: .milliseconds(1)) }
+            // Tried every millisecond on a thread of its own: the SIGTERM comes moments after.
+            let writer = await onOwnThread { () -> Int32 in
+                let deadline = ContinuousClock.now + TestTime.patience
+                while ContinuousClock.now < deadline {
+                    let writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                    if writer >= 0 { return writer }
+                    usleep(1_000)
+                }
+                return -1
             }
             defer { if writer >= 0 { close(writer) } }
             try #require(writer >= 0, "keepalive \(command) never opened its input")
             process.terminate()
-            let ended = ContinuousClock.now + Tools.patience
-            while process.isRunning, ContinuousClock.now < ended { try await Task.sleep(for: .milliseconds(10)) }
-            if process.isRunning {
+            if await !process.ended(within: Tools.patience) {
                 kill(process.processIdentifier, SIGKILL)
                 Issue.record("round \(round): keepalive \(command) lost the SIGTERM that came during its start-up")
             }

@@ -91,7 +91,7 @@ struct SystemdNotifyTests {
             let started = try #require(readyMessage).at
             var last = started
             while true {
-                try await Task.sleep(for: .milliseconds(50))
+                try await Task.sleep(for: .milliseconds(50))  // pacing: the watchdog's silence looked at 20 times a second, as systemd's timer would
                 if let ping = listener.messages.last(where: { $0.lines.contains("WATCHDOG=1") }) { last = ping.at }
                 if ContinuousClock.now - last > watchdog { break }
                 #expect(ContinuousClock.now - started < .seconds(20), "the hang was never caught")

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 @testable import KeepAliveHost
+import TestWaiting
 import Testing
 
 /// The control plane's timeouts are enforced when they fall due, and a server none of whose
@@ -11,6 +12,8 @@ import Testing
     func server(forApps: Bool, lineTimeout: Duration = .seconds(10)) throws -> ControlServer {
         var limits = ControlLimits()
         limits.lineTimeout = lineTimeout
+        // Not the subject here: a connection's idle timeout never falls due within a test.
+        limits.idleTimeout = TestTime.patience * 2
         let path = "/tmp/keepalive-control-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         let server = try ControlServer(path: path, mode: 0o600, forApps: forApps, limits: limits)
         server.start(
@@ -23,19 +26,28 @@ import Testing
         return server
     }
 
-    /// What the server sent until it closed the connection.
-    func readToEnd(_ socket: UnixSocket) -> String {
-        var lines: [String] = []
-        socket.readLines(limit: 1 << 16) { line in
-            lines.append(String(decoding: line, as: UTF8.self))
-            return true
+    /// What the server sent until it closed the connection (read on a thread of its own).
+    func readToEnd(_ socket: UnixSocket) async -> String {
+        await onOwnThread {
+            var lines: [String] = []
+            socket.readLines(limit: 1 << 16) { line in
+                lines.append(String(decoding: line, as: UTF8.self))
+                return true
+            }
+            return lines.joined(separator: "\n")
         }
-        return lines.joined(separator: "\n")
     }
 
-    func waitUntil(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<500 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
-        return condition()
+    /// The server's first line (read on a thread of its own).
+    func firstLine(_ socket: UnixSocket) async -> String {
+        await onOwnThread {
+            var reply: [UInt8] = []
+            socket.readLines(limit: 1 << 16) { line in
+                reply = line
+                return false
+            }
+            return String(decoding: reply, as: UTF8.self)
+        }
     }
 
     @Test func aLineThatDoesNotEndIsRefusedOnceItsTimeoutFallsDue() async throws {
@@ -44,7 +56,7 @@ import Testing
         let client = try UnixSocket.connect(to: server.path)
         let began = ContinuousClock.now
         #expect(client.write(Array(#"{"id": 1, "op": "st"#.utf8)))
-        let said = readToEnd(client)
+        let said = await readToEnd(client)
         #expect(said.contains("a request line must end within"), "\(said)")
         #expect(ContinuousClock.now - began >= .milliseconds(300), "not before the line's timeout")
     }
@@ -54,15 +66,10 @@ import Testing
         defer { server.stop() }
         let client = try UnixSocket.connect(to: server.path)
         // Before its hello an app's connection may be closed for idling: a timer is set.
-        #expect(await waitUntil { server.isSweepSet })
+        try await waitUntil("a timer set for the new connection") { server.isSweepSet }
         #expect(client.write(Array(#"{"id": 1, "op": "hello", "app": "tracker"}"#.utf8) + [10]))
-        var reply: [UInt8] = []
-        client.readLines(limit: 1 << 16) { line in
-            reply = line
-            return false
-        }
-        #expect(String(decoding: reply, as: UTF8.self).contains(#""ok":true"#))
+        #expect(await firstLine(client).contains(#""ok":true"#))
         // Said hello, answered, waiting (as a frozen app does): nothing falls due, no timer.
-        #expect(await waitUntil { !server.isSweepSet }, "a timer is still set for a connection with no timeout running")
+        try await waitUntil("no timer for a connection with no timeout running") { !server.isSweepSet }
     }
 }

@@ -5,6 +5,7 @@ import KeepAliveDelivery
 import KeepAliveJournal
 import LocationKeepAliveMocks
 import DeliveryMocks
+import TestWaiting
 import Testing
 
 /// The deliverer on a test clock against a scripted transport: order, batching, backoff,
@@ -51,7 +52,7 @@ import Testing
         func advance(seconds: Int) async {
             for _ in 0..<seconds {
                 await clock.advance(by: .seconds(1))
-                try? await Task.sleep(for: .milliseconds(5))
+                try? await Task.sleep(for: .milliseconds(5))  // pacing: the test clock's next second, after the deliverer's turn
             }
         }
 
@@ -111,12 +112,7 @@ import Testing
         #expect(transport.current.acknowledged.map(\.sequence) == Array(1...12))
         // The cursor moves in a commit of its own just after the acknowledgement, an fsync away
         // (seen behind under ThreadSanitizer once commits were really fsynced): there within 10 s.
-        var depth = try rig.journal.status().destinations[0].depth
-        for _ in 0..<1000 where depth != 0 {
-            try await Task.sleep(for: .milliseconds(10))
-            depth = try rig.journal.status().destinations[0].depth
-        }
-        #expect(depth == 0)
+        try await waitUntil("the cursor committed", within: .seconds(10)) { try rig.journal.status().destinations[0].depth == 0 }
     }
 
     @Test func aFixWaitsAtMostTheLatencyBoundWhenTheThresholdIsNotReached() async throws {

@@ -40,20 +40,20 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
     }
 
-    @Test func aSQLiteFileThatIsNotAJournalIsRefused() throws {
+    @Test func aSQLiteFileThatIsNotAJournalIsRefused() async throws {
         let folder = TemporaryFolder()
         let path = folder.file("other.sqlite")
-        try sqlite3(path, "CREATE TABLE notes(text); INSERT INTO notes VALUES ('mine');")
+        try await sqlite3(path, "CREATE TABLE notes(text); INSERT INTO notes VALUES ('mine');")
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(throws: JournalError.self) { try FixJournal(file: URL(fileURLWithPath: path)) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
-    @Test func aJournalFromANewerVersionIsRefusedAndLeftUntouched() throws {
+    @Test func aJournalFromANewerVersionIsRefusedAndLeftUntouched() async throws {
         let folder = TemporaryFolder()
         let path = folder.file("journal.sqlite")
         _ = try FixJournal(file: URL(fileURLWithPath: path)).append(fix(1))
-        try sqlite3(path, "PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO grdb_migrations VALUES ('v9-future');")
+        try await sqlite3(path, "PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO grdb_migrations VALUES ('v9-future');")
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect {
             try FixJournal(file: URL(fileURLWithPath: path))

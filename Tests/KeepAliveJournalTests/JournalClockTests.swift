@@ -141,10 +141,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: missing), "a reader creates nothing")
     }
 
-    @Test func aJournalOfAnEarlierLayoutIsReadAsItIs() throws {
+    @Test func aJournalOfAnEarlierLayoutIsReadAsItIs() async throws {
         let folder = TemporaryFolder()
         let path = folder.file("v1.sqlite")
-        try sqlite3(path, "PRAGMA journal_mode = WAL;\n" + journalLayoutV1 + """
+        try await sqlite3(path, "PRAGMA journal_mode = WAL;\n" + journalLayoutV1 + """
             INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, mode) VALUES
                 ('9b2f4c1e-0d7a-4e3b-8c55-1f0e2d3c4b5a', 1700000001, 1700000002, 52, 4, 3);
             """)

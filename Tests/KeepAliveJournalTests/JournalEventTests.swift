@@ -129,11 +129,11 @@ import Testing
         #expect(csv[1].hasSuffix(",,"), "a fix has no event")
     }
 
-    @Test func aJournalFromBeforeEventsOpensWithItsFixesAndTakesEvents() throws {
+    @Test func aJournalFromBeforeEventsOpensWithItsFixesAndTakesEvents() async throws {
         let folder = TemporaryFolder()
         let path = folder.file("old.sqlite")
         // The journal as the version before events wrote it.
-        try sqlite3(
+        try await sqlite3(
             path,
             journalLayoutV1 + """
             INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, mode) VALUES ('a', strftime('%s','now') - 5, strftime('%s','now'), 52.5, 4.5, 3);

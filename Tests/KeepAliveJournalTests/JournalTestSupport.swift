@@ -1,3 +1,4 @@
+import TestWaiting
 import Foundation
 import KeepAliveCore
 
@@ -62,17 +63,15 @@ func fix(_ index: Int, at time: Date? = nil) -> Location {
 /// swift-subprocess, and Foundation's `Process` beside it would bring a run loop, a socket pair
 /// and a second way of watching children into the same process.
 /// With `output`, what it prints goes to that file.
-func sqlite3(_ path: String, _ sql: String, output: String? = nil) throws {
+/// Its end is awaited off the pool (TestWaiting's `processExit`).
+func sqlite3(_ path: String, _ sql: String, output: String? = nil) async throws {
     let arguments = ["/usr/bin/sqlite3"] + (output.map { ["-cmd", ".output \($0)"] } ?? []) + [path, sql]
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid: pid_t = 0
     let spawned = posix_spawn(&pid, arguments[0], nil, nil, &argv, environ)
-    var status: Int32 = 0
-    if spawned == 0 {
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    }
-    guard spawned == 0, status == 0 else {
+    let exit = spawned == 0 ? await processExit(of: pid, within: .seconds(60)) : nil
+    guard exit == .exited(0) else {
         throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "sqlite3 \(path) failed (install sqlite3: scripts/setup)"])
     }
 }

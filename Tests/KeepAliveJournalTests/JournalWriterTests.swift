@@ -43,7 +43,7 @@ import Testing
             for moved in 0..<seconds {
                 if until() { return moved }
                 await clock.advance(by: .seconds(1))
-                try? await Task.sleep(for: .milliseconds(5))
+                try? await Task.sleep(for: .milliseconds(5))  // pacing: the test clock's next second, after the writer's turn
             }
             return seconds
         }

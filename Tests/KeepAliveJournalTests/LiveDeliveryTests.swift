@@ -4,6 +4,7 @@ import KeepAliveCore
 import KeepAliveDelivery
 import KeepAliveJournal
 import DeliveryMocks
+import TestWaiting
 import Testing
 
 /// Delivery from the writer's memory, on a test clock: a fix goes before its group commits, the
@@ -148,7 +149,7 @@ import Testing
         var moved = 0
         while moved < 20, transport.current.acknowledged.count < 2 {
             await rig.clock.advance(by: .seconds(1))
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(20))  // pacing: the test clock's next second, after the deliverer's turn
             moved += 1
         }
         #expect(try rig.journal.deadLetters().map(\.sequence) == [2])
@@ -197,10 +198,6 @@ import Testing
     }
 
     private func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
-        for _ in 0..<500 {
-            if try condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("waited 5 s for \(what)")
+        try await TestWaiting.waitUntil(what, within: .seconds(5), asking: condition)
     }
 }

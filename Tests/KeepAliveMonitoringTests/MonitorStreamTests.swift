@@ -2,6 +2,7 @@ import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
 import LocationKeepAliveMocks
+import TestWaiting
 import Testing
 
 /// The events stream, fed by a location manager, as an app uses it.
@@ -134,9 +135,8 @@ struct MonitorHandlerOrderTests {
         #expect(try LocationMonitor(named: "order", file: file).record(for: "home")?.state == .satisfied, "saved after")
     }
 
-    /// Polls `condition` every 10 ms for up to 10 s (the scripted fixes are handled on another task).
+    /// Waits up to 10 s for `condition` (the scripted fixes are handled on another task).
     func waitFor(_ condition: () -> Bool) async throws {
-        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
+        try await waitUntil(within: .seconds(10), asking: condition)
     }
 }

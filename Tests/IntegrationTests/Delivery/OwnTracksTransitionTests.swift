@@ -138,9 +138,9 @@ struct OwnTracksTransitionTests {
         let subscriber = try await MosquittoSubscriber(broker)
         let (service, journal) = try await startService(broker, speed: "20")
         for _ in 0..<3 {
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 800...1500)))
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 800...1500)))  // pacing: the broker up a while
             await broker.stop()
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 200...500)))
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 200...500)))  // pacing: and down a while
             try await broker.start()
         }
         // Paced, a replay may drop a fix whose time repeats; the last one ends it.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LocationKeepAlive
 import IntegrationSupport
+import TestWaiting
 import Testing
 
 /// A private system bus (`dbus-daemon` with its own configuration, which includes the
@@ -117,7 +118,7 @@ final class GeoClueHarness {
     /// Runs a command with the test's environment to its end (killed after `timeout`).
     func run(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (status: Int32, output: String) {
         let command = try ChildProcess(path, arguments, output: directory + "/run-\(UUID().uuidString.prefix(6)).out", environment: environment)
-        let status = await command.wait(timeout: Tools.bound(timeout))
+        let status = await command.wait(timeout: timeout)
         return (status, command.output)
     }
 
@@ -213,15 +214,10 @@ final class RawGeoClueClient: Sendable {
 
     /// The next line the probe printed, as JSON, within a minute (scaled as every bound).
     private static func answer(_ lines: Locked<Lines>) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + Tools.bound(.seconds(60))
-        while ContinuousClock.now < deadline {
-            let (line, ended) = lines.withLock { lines in
-                (lines.complete.isEmpty ? nil : lines.complete.removeFirst(), lines.ended)
-            }
-            if let line { return try JSONSerialization.jsonObject(with: line) as? [String: Any] ?? [:] }
-            if ended { throw ToolMissing("geoclue-probe raw ended") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let came = try await holds(within: .seconds(60)) { lines.withLock { !$0.complete.isEmpty || $0.ended } }
+        let line = lines.withLock { $0.complete.isEmpty ? nil : $0.complete.removeFirst() }
+        if let line { return try JSONSerialization.jsonObject(with: line) as? [String: Any] ?? [:] }
+        if came { throw ToolMissing("geoclue-probe raw ended") }
         throw ToolMissing("geoclue-probe raw did not answer within \(Tools.bound(.seconds(60)))")
     }
 }

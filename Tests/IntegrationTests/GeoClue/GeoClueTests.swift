@@ -85,7 +85,7 @@ struct GeoClueTests {
                 stamp, ["/usr/bin/stdbuf", "-oL", GeoClueHarness.whereAmI, "--timeout", "12"],
                 output: harness.directory + "/where-am-i.out", environment: harness.environment
             )
-            await whereAmI.wait(timeout: Tools.bound(.seconds(60)))
+            await whereAmI.wait(timeout: .seconds(60))
             gpspipe.signal(SIGTERM)
             await gpspipe.wait()
 
@@ -117,7 +117,7 @@ struct GeoClueTests {
             let everything = try harness.follow("threshold-probe", seconds: 15)
             let byTime = try harness.follow("threshold-probe", time: 4, seconds: 15)
             let byDistance = try harness.follow("threshold-probe", distance: 10, seconds: 15)
-            for probe in [everything, byTime, byDistance] { await probe.wait(timeout: Tools.bound(.seconds(90))) }
+            for probe in [everything, byTime, byDistance] { await probe.wait(timeout: .seconds(90)) }
             let all = Self.probeLines(everything).filter { $0["lat"] != nil }
             let timed = Self.probeLines(byTime).filter { $0["lat"] != nil }
             let distant = Self.probeLines(byDistance).filter { $0["lat"] != nil }
@@ -165,7 +165,7 @@ struct GeoClueTests {
             // stays in its cell for the whole log, so a longer run proves the same).
             let reduced = try harness.follow("reduced-probe", accuracy: 8, seconds: 30)
             let city = try await harness.run(GeoClueHarness.whereAmI, ["--timeout", "30", "--accuracy-level", "4"])
-            await reduced.wait(timeout: Tools.bound(.seconds(60)))
+            await reduced.wait(timeout: .seconds(60))
             // The boat stays in one 0.1° cell (52.8-52.9 N, 5.3-5.4 E): one location, its centre.
             let stamped = city.output.split(separator: "\n").map { "0 " + $0 }.joined(separator: "\n")
             let locations = Self.whereAmILocations(stamped)
@@ -303,7 +303,7 @@ struct GeoClueTests {
             let demo = try ChildProcess("/usr/libexec/geoclue-2.0/demos/agent", [], output: harness.directory + "/demo-agent.out", environment: harness.environment)
             try await eventually("Debian's agent to register") { harness.events.contains { $0["event"] as? String == "geoclue-agent" } }
             let refused = try harness.follow("no-desktop-file", seconds: 5)
-            await refused.wait(timeout: Tools.bound(.seconds(60)))
+            await refused.wait(timeout: .seconds(60))
             #expect(refused.output.contains("the user's agent refused location to no-desktop-file"), "\(refused.output)")
             demo.signal(SIGKILL)
             await demo.wait()
