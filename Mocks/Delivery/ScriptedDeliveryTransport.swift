@@ -88,10 +88,11 @@ public final class ScriptedDeliveryTransport: DeliveryTransport {
         log.update { $0.closed += 1 }
     }
 
-    /// Waits (real time, at most `timeout`) until the log satisfies `condition`.
+    /// Waits (real time, at most `timeout`) until the log satisfies `condition`: returns as soon
+    /// as it does, so the default bound is a hang's (a loaded test process may take seconds).
     @discardableResult
     public func wait(
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(60),
         until condition: @escaping @Sendable (Log) -> Bool
     ) async -> Bool {
         await log.wait(until: condition, timeout: timeout)

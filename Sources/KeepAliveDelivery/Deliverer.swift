@@ -99,7 +99,7 @@ public final class Deliverer: Sendable {
     /// Stops delivering and gives the lease up (before the process is frozen), until `resume()`.
     public func pause() async {
         paused.withLock { $0 = true }
-        try? journal.releaseLease(for: destination, owner: owner)
+        _ = try? await onJournal { [destination, owner] journal throws(JournalError) in try journal.releaseLease(for: destination, owner: owner) }
         await transport.close()
     }
 
@@ -155,8 +155,11 @@ public final class Deliverer: Sendable {
                     _ = await wake.wait(for: [], timeout: policy.pollInterval, time: time)
                     continue
                 }
-                if !loop.unsaved.isEmpty, (try? journal.markDelivered(loop.unsaved, to: destination)) != nil { loop.unsaved = [] }
-                let (batch, retried) = try nextBatch(&loop, drainAsked: drainAsked)
+                if !loop.unsaved.isEmpty {
+                    let (unsaved, destination) = (loop.unsaved, destination)
+                    if (try? await onJournal { journal throws(JournalError) in try journal.markDelivered(unsaved, to: destination) }) != nil { loop.unsaved = [] }
+                }
+                let (batch, retried) = try await nextBatch(&loop, drainAsked: drainAsked)
                 if let wait = waitBeforeSending(batch, waited: loop.oldestWaiting.map { time.now() - $0.since } ?? .zero) {
                     _ = await wake.wait(for: [.appended], timeout: wait, time: time)
                     continue
@@ -169,21 +172,31 @@ public final class Deliverer: Sendable {
             }
         }
         appends.cancel()
-        if loop.holdsLease { try? journal.releaseLease(for: destination, owner: owner) }
+        if loop.holdsLease { _ = try? await onJournal { [destination, owner] journal throws(JournalError) in try journal.releaseLease(for: destination, owner: owner) } }
         await transport.close()
+    }
+
+    /// `body` with the journal, on the journal's own queue while this task waits suspended: a
+    /// read may wait for a commit, and a write for the disk, neither on the concurrency pool.
+    private func onJournal<Value: Sendable>(
+        _ body: @escaping @Sendable (FixJournal) throws(JournalError) -> Value
+    ) async throws(JournalError) -> Value {
+        try await journal.perform(body)
     }
 
     /// Holds the destination's lease: renewed by the writer's commits when it can be, taken (or
     /// renewed) in the journal a third of its time after the last renewal. Returns whether it holds it.
     private func keepLease(_ loop: inout Loop) async throws(JournalError) -> Bool {
         if loop.holdsLease, time.now() - loop.renewed > policy.leaseDuration / 3,
-            let left = try journal.leaseRemaining(for: destination, owner: owner), left > policy.leaseDuration * 2 / 3,
+            let left = try await onJournal({ [destination, owner] journal throws(JournalError) in try journal.leaseRemaining(for: destination, owner: owner) }),
+            left > policy.leaseDuration * 2 / 3,
             left <= policy.leaseDuration
         {
             loop.renewed = time.now() - (policy.leaseDuration - left)  // renewed by the writer's commits: no write here
         }
         if !loop.holdsLease || time.now() - loop.renewed > policy.leaseDuration / 3 {
-            let acquired = try journal.acquireLease(for: destination, owner: owner, ttl: policy.leaseDuration)
+            let ttl = policy.leaseDuration
+            let acquired = try await onJournal { [destination, owner] journal throws(JournalError) in try journal.acquireLease(for: destination, owner: owner, ttl: ttl) }
             if acquired != loop.holdsLease { events(acquired ? .tookOver(destination: destination) : .waitingForLease(destination: destination)) }
             if !acquired, loop.holdsLease { await transport.close() }
             loop.holdsLease = acquired
@@ -195,14 +208,14 @@ public final class Deliverer: Sendable {
     /// The next batch, in order: what the writer holds after what is stored (or what is stored),
     /// less what was acknowledged and not recorded yet; `retried` of its first are dead letters
     /// sent again. An empty queue answers the drains asked so far.
-    private func nextBatch(_ loop: inout Loop, drainAsked: Int) throws(JournalError) -> (batch: [JournalRecord], retried: Int) {
+    private func nextBatch(_ loop: inout Loop, drainAsked: Int) async throws(JournalError) -> (batch: [JournalRecord], retried: Int) {
         let skipped = Set(loop.unsaved.map(\.sequence))
         let limit = policy.maximumBatch + skipped.count
         let pending: PendingRecords
         if let writer {
-            pending = try writer.pending(for: destination, limit: limit)
+            pending = try await writer.pending(for: destination, limit: limit)
         } else {
-            pending = try journal.pendingRecords(for: destination, limit: limit)
+            pending = try await onJournal { [destination] journal throws(JournalError) in try journal.pendingRecords(for: destination, limit: limit) }
         }
         let batch = pending.records.filter { !$0.isStored || !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
         let retries = Set(pending.records.prefix(pending.retried).map(\.sequence))
@@ -231,7 +244,8 @@ public final class Deliverer: Sendable {
         let savedNow = writer == nil ? delivered : delivered.prefix(retried)
         writer?.acknowledge(delivered.dropFirst(retried), by: destination)
         do {
-            try journal.markDelivered(loop.unsaved + savedNow, to: destination)
+            let (saved, destination) = (loop.unsaved + savedNow, destination)
+            try await onJournal { journal throws(JournalError) in try journal.markDelivered(saved, to: destination) }
             loop.unsaved = []
         } catch {
             loop.unsaved += savedNow
@@ -262,7 +276,8 @@ public final class Deliverer: Sendable {
     ) async throws(JournalError) {
         if case .refused(let reason) = failure, acknowledged < batch.count, batch[acknowledged].isStored {
             let record = batch[acknowledged]
-            let dead = try journal.recordRefusal(of: record, reason: reason, by: destination, maximumTries: policy.maximumRefusals)
+            let (destination, tries) = (destination, policy.maximumRefusals)
+            let dead = try await onJournal { journal throws(JournalError) in try journal.recordRefusal(of: record, reason: reason, by: destination, maximumTries: tries) }
             if dead {
                 logger.error(
                     "a fix went to the dead letters",
@@ -273,9 +288,10 @@ public final class Deliverer: Sendable {
                 return
             }
         } else if case .refused = failure, acknowledged < batch.count {
-            writer?.commit()  // a held record: its refusals are counted once it is stored, read again from the journal
+            await writer?.commit()  // a held record: its refusals are counted once it is stored, read again from the journal
         } else {
-            try journal.recordFailure(failure.description, for: destination)
+            let (description, destination) = (failure.description, destination)
+            try await onJournal { journal throws(JournalError) in try journal.recordFailure(description, for: destination) }
         }
         loop.failures += 1
         let delay = Self.backoff(policy, attempt: loop.failures)

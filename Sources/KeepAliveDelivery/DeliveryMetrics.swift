@@ -1,4 +1,5 @@
 import CoreMetrics
+import Dispatch
 public import KeepAliveJournal
 
 /// What delivery counts, through swift-metrics, beside a service's own metrics: fixes
@@ -27,10 +28,14 @@ public struct DeliveryMetrics: Sendable {
         case .waitingForLease, .tookOver, .journalError:
             return
         }
-        // The depth after the change: one indexed count in the journal, once per batch.
-        if let depth = try? (writer.map { try $0.waiting(for: destination) } ?? journal.status(of: destination).depth) {
-            Gauge(label: "keepalive_delivery_queue_depth", dimensions: [("destination", destination)])
-                .record(depth)
+        // The depth after the change: one indexed count in the journal, once per batch, on the
+        // journal's queue (after any commit in flight), not on the thread that told the event.
+        let (journal, writer) = (journal, writer)
+        journal.queue.async {
+            if let depth = try? (writer.map { try $0.waiting(for: destination) } ?? journal.status(of: destination).depth) {
+                Gauge(label: "keepalive_delivery_queue_depth", dimensions: [("destination", destination)])
+                    .record(depth)
+            }
         }
     }
 }

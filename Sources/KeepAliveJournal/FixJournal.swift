@@ -1,4 +1,5 @@
 public import FoundationEssentials
+package import Dispatch
 import KeepAliveSQLite
 import Glibc
 public import Logging
@@ -19,6 +20,10 @@ public import KeepAliveMonitoring
 ///
 /// A file that is damaged or was written by a newer version is never changed: opening it throws.
 /// Several processes can share one journal (the service and `keepalive upload`).
+///
+/// Its methods read and write on the calling thread, and a commit waits for the disk (a second
+/// or more on an SD card): async code awaits ``perform(_:)`` instead, which runs them on the
+/// journal's own queue, as a ``JournalWriter`` runs its commits.
 public final class FixJournal: Sendable {
     /// The journal file.
     public let file: URL
@@ -38,6 +43,11 @@ public final class FixJournal: Sendable {
     let battery: @Sendable () -> Int?
     let logger: Logger
     private let observers = Locked([Int: AsyncStream<Int64>.Continuation]())
+    /// Where ``perform(_:)`` and a ``JournalWriter``'s commits run, one at a time: a thread of
+    /// Dispatch's that may wait for the disk, never one of the concurrency pool's.
+    package let queue: DispatchQueue
+    /// Set on ``queue``: whether the calling thread is running its work.
+    private let onQueueKey: DispatchSpecificKey<Bool>
     private let appendsSinceRetention = Locked(0)
 
     /// Opens the journal in `file`, creating it (mode 0600, its folder 0700) if it does not exist.
@@ -66,6 +76,9 @@ public final class FixJournal: Sendable {
         self.now = now
         self.battery = battery
         self.logger = logger
+        let (queue, onQueueKey) = (DispatchQueue(label: "LocationKeepAlive.journal"), DispatchSpecificKey<Bool>())
+        queue.setSpecific(key: onQueueKey, value: true)
+        (self.queue, self.onQueueKey) = (queue, onQueueKey)
         if access == .readOnly {
             database = try Self.openForReading(path)
             return
@@ -272,6 +285,25 @@ public final class FixJournal: Sendable {
 
     private func notify(_ sequence: Int64) {
         for continuation in observers.withLock({ Array($0.values) }) { continuation.yield(sequence) }
+    }
+
+    /// Runs `body` with this journal on the journal's own queue, after the work queued before it
+    /// (a writer's commits among it), and returns its result: what async code awaits to read or
+    /// write, so that no thread of the concurrency pool waits for the disk.
+    public func perform<Value: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable (FixJournal) throws(Failure) -> Value
+    ) async throws(Failure) -> Value {
+        try await queue.awaiting { () throws(Failure) -> Value in try body(self) }
+    }
+
+    /// Runs `body` on the journal's queue and waits for it, or at once when already on it: for
+    /// the synchronous API of a ``JournalWriter``, whose commits run there.
+    func onQueue<Value, Failure: Error>(_ body: () throws(Failure) -> Value) throws(Failure) -> Value {
+        if DispatchQueue.getSpecific(key: onQueueKey) == true { return try body() }
+        let result: Result<Value, Failure> = queue.sync {
+            do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws(JournalError) -> T {

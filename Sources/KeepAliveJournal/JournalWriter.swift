@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Dispatch
 public import KeepAliveCore
 public import KeepAliveMonitoring
 
@@ -13,6 +14,13 @@ public import KeepAliveMonitoring
 /// ```
 ///
 /// A fix counts as stored when a ``Report/stored(_:)`` names it: only then is it on the disk.
+/// Commits run on the journal's own queue (``FixJournal/perform(_:)``). In
+/// ``JournalDurability/grouped`` a fix handed over costs a lock, whatever the disk is doing: a
+/// commit that waits a second for a slow card holds neither the source that reads the receiver
+/// nor any thread of the concurrency pool. In ``JournalDurability/full`` the thread that records
+/// waits for its fix's commit, as that mode promises (on the disk before it is told). Async code
+/// awaits the async forms of ``commit()``, ``pending(for:limit:)`` and ``waiting(for:)``; their
+/// synchronous forms wait on the calling thread, for code that has one of its own.
 /// Nothing is dropped silently: past ``capacity`` fixes held, the oldest go, and
 /// ``Report/dropped(count:error:)`` says how many.
 ///
@@ -115,9 +123,10 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     /// Fixes (and events) taken and not yet stored.
     public var heldCount: Int { state.read { $0.held.count } }
 
-    /// Takes `fix`: stored at once in ``JournalDurability/full``, with its group in
-    /// ``JournalDurability/grouped``. Never throws: a journal that cannot be written is reported,
-    /// and the fix held until it can.
+    /// Takes `fix`: stored before this returns in ``JournalDurability/full`` (the calling thread
+    /// waits for the disk: a source's own, never the concurrency pool's), with its group in
+    /// ``JournalDurability/grouped`` (this returns at once, the commit on the journal's queue).
+    /// Never throws: a journal that cannot be written is reported, and the fix held until it can.
     public func record(_ fix: Location) {
         hold(fix, nil)
     }
@@ -132,15 +141,26 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     /// once those are all sent, the records held here, not yet stored (each with sequence number
     /// 0 and the id it will be stored with).
     public func pending(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
-        try state.withLock { state throws(JournalError) in
+        try journal.onQueue { () throws(JournalError) in try pendingOnQueue(for: destination, limit: limit) }
+    }
+
+    /// ``pending(for:limit:)``, read on the journal's queue while the caller is suspended.
+    public func pending(for destination: String, limit: Int) async throws(JournalError) -> PendingRecords {
+        try await journal.queue.awaiting { () throws(JournalError) in try self.pendingOnQueue(for: destination, limit: limit) }
+    }
+
+    /// On the journal's queue, so no commit is half done: a record is either stored or held.
+    private func pendingOnQueue(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
+        let (position, held) = state.read { state in
             let position = state.delivered[destination]
-            var pending = try journal.pending(for: destination, limit: limit, after: position?.through)
-            guard pending.records.count == pending.retried, pending.records.count < limit else { return pending }
             let held = state.held
             let start = position?.heldThrough.flatMap { id in held.firstIndex { $0.id == id }.map { $0 + 1 } } ?? held.startIndex
-            pending.records += try journal.unstoredRecords(held[start...].prefix(limit - pending.records.count), battery: nil)
-            return pending
+            return (position, Array(held[start...].prefix(limit)))
         }
+        var pending = try journal.pending(for: destination, limit: limit, after: position?.through)
+        guard pending.records.count == pending.retried, pending.records.count < limit else { return pending }
+        pending.records += try journal.unstoredRecords(held.prefix(limit - pending.records.count), battery: nil)
+        return pending
     }
 
     /// `destination`'s server acknowledged `records`, the next in order of
@@ -166,17 +186,27 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     /// (``DestinationStatus/depth``) less what was delivered since the last commit, and the
     /// records held here it has not sent.
     public func waiting(for destination: String) throws(JournalError) -> Int {
-        try state.withLock { state throws(JournalError) in
-            let stored = try journal.status(of: destination)
+        try journal.onQueue { () throws(JournalError) in try waitingOnQueue(for: destination) }
+    }
+
+    /// ``waiting(for:)``, counted on the journal's queue while the caller is suspended.
+    public func waiting(for destination: String) async throws(JournalError) -> Int {
+        try await journal.queue.awaiting { () throws(JournalError) in try self.waitingOnQueue(for: destination) }
+    }
+
+    private func waitingOnQueue(for destination: String) throws(JournalError) -> Int {
+        let (position, heldCount, heldSent) = state.read { state in
             let position = state.delivered[destination]
-            var sent = 0
-            if let through = position?.through, through > stored.deliveredThrough {
-                sent = try journal.recordCount(after: stored.deliveredThrough, through: through)
-            }
             let held = state.held
             let heldSent = position?.heldThrough.flatMap { id in held.firstIndex { $0.id == id }.map { $0 + 1 - held.startIndex } } ?? 0
-            return max(0, stored.depth - sent) + held.count - heldSent
+            return (position, held.count, heldSent)
         }
+        let stored = try journal.status(of: destination)
+        var sent = 0
+        if let through = position?.through, through > stored.deliveredThrough {
+            sent = try journal.recordCount(after: stored.deliveredThrough, through: through)
+        }
+        return max(0, stored.depth - sent) + heldCount - heldSent
     }
 
     /// Each commit renews the delivery leases `owner` holds, until `ttl` from then: a deliverer
@@ -191,11 +221,18 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         holdObservers.withLock { $0.append(body) }
     }
 
-    /// Commits what is held now (a remote command's answer, a stop), and what was delivered.
-    /// Returns whether nothing is left held.
+    /// Commits what is held now (a remote command's answer, a stop), and what was delivered,
+    /// waiting on the calling thread. Returns whether the commit succeeded (fixes recorded
+    /// meanwhile wait for the next).
     @discardableResult
     public func commit() -> Bool {
-        state.withLock { state in commitHeld(&state) }
+        journal.onQueue { commitHeld() }
+    }
+
+    /// ``commit()``, on the journal's queue while the caller is suspended.
+    @discardableResult
+    public func commit() async -> Bool {
+        await journal.queue.awaiting { self.commitHeld() }
     }
 
     /// Commits each group when its interval is up, and tries a failed commit again every
@@ -205,9 +242,9 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         for await _ in wakes {
             let wait = state.read { $0.failure == nil } ? commitInterval : retryInterval
             do { try await clock.sleep(for: wait) } catch { break }
-            commit()  // a failed commit wakes this loop again itself
+            await commit()  // a failed commit wakes this loop again itself
         }
-        if !commit() {
+        if await !commit() {
             let (count, failure) = state.read { ($0.held.count, $0.failure) }
             if let failure { report(.dropped(count: count, error: failure)) }
         }
@@ -222,12 +259,14 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
 
     /// Commits what is held, then marks the gap after it: the gap follows every fix taken before it.
     public func recordGap(from start: Date, to end: Date, reason: String) throws {
-        commit()
-        try journal.markGap(from: start, to: end, reason: reason)
+        try journal.onQueue { () throws(JournalError) in
+            commitHeld()
+            try journal.markGap(from: start, to: end, reason: reason)
+        }
     }
 
     /// Commits what is held: nothing waits in memory while the app is suspended.
-    public func pause() async { commit() }
+    public func pause() async { await commit() }
 
     /// Nothing to do: ``run()`` goes on as fixes come.
     public func resume() {}
@@ -235,7 +274,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     private func hold(_ location: Location, _ event: MonitorEvent?) {
         let arrived = journal.now()
         let offset = journal.comparesClocks ? SystemClockOffset(fixTime: location.timestamp, systemTime: arrived) : nil
-        state.withLock { state in
+        let isDue = state.withLock { state in
             if let offset, offset.isBeyondTolerance != state.clockWasWrong {
                 state.clockWasWrong = offset.isBeyondTolerance
                 report(.systemClock(offset))
@@ -247,38 +286,64 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
                 report(.dropped(count: excess, error: failure))
             }
             let isDue = durability == .full || event != nil || state.held.count >= maximumGroup
-            if state.failure == nil, isDue {
-                commitHeld(&state)
-            } else if state.held.count == 1 || state.failure != nil {
-                wake.yield()
-            }
+            if state.failure == nil, isDue { return true }
+            if state.held.count == 1 || state.failure != nil { wake.yield() }
+            return false
+        }
+        if isDue {
+            // Full: on the disk before the next fix is taken, so before it is told; the caller
+            // waits (the source's own thread). Otherwise the commit goes on while the fix path does.
+            if durability == .full { _ = journal.onQueue { commitHeld() } } else { journal.queue.async { self.commitHeld() } }
         }
         for observer in holdObservers.read({ $0 }) { observer() }
     }
 
-    /// Under the lock, so commits keep the order fixes came in.
+    /// On the journal's queue, one commit at a time, so commits keep the order fixes came in.
+    /// What is held is stored outside the lock (the fix path goes on recording meanwhile) and
+    /// stays held until the commit returns: a pending read, on the same queue, finds each record
+    /// either stored or held, never both or neither.
     @discardableResult
-    private func commitHeld(_ state: inout State) -> Bool {
-        guard !state.held.isEmpty || !state.delivered.isEmpty else { return true }
+    private func commitHeld() -> Bool {
+        let (entries, delivered) = state.read { (Array($0.held), $0.delivered) }
+        guard !entries.isEmpty || !delivered.isEmpty else { return true }
+        let started = ContinuousClock.now
+        let records: [JournalRecord]
         do {
-            let started = ContinuousClock.now
-            let records = try journal.append(entries: Array(state.held), delivered: state.delivered, renewing: lease.read { $0 })
-            state.removeAll()
-            state.delivered = [:]
-            state.failure = nil
-            if state.committed.count > 4 * maximumGroup { state.committed = [:] }
-            for record in records { state.committed[record.id] = record.sequence }
-            guard !records.isEmpty else { return true }  // only where the destinations stand
-            var commit = JournalCommit(records)
-            commit.duration = started.duration(to: .now)
-            report(.stored(commit))
-            return true
+            records = try journal.append(entries: entries, delivered: delivered, renewing: lease.read { $0 })
         } catch {
-            state.failure = error
-            if !state.held.isEmpty { report(.holding(held: state.held.count, error: error)) }
+            let held = state.withLock { state in
+                state.failure = error
+                return state.held.count
+            }
+            if held > 0 { report(.holding(held: held, error: error)) }
             wake.yield()
             return false
         }
+        let stored = Dictionary(records.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
+        let leftOver = state.withLock { state in
+            // The committed entries lead what is held, less any the capacity dropped meanwhile.
+            state.dropOldest(state.held.prefix { stored[$0.id] != nil }.count)
+            for (destination, position) in state.delivered {
+                if delivered[destination] == position {
+                    state.delivered[destination] = nil
+                } else if let id = position.heldThrough, let sequence = stored[id] {
+                    // Acknowledged during the commit: kept for the next, its held record now numbered.
+                    state.delivered[destination] = DeliveredPosition(through: max(position.through ?? 0, sequence))
+                }
+            }
+            state.failure = nil
+            if state.committed.count > 4 * maximumGroup { state.committed = [:] }
+            state.committed.merge(stored) { $1 }
+            return !state.held.isEmpty || !state.delivered.isEmpty
+        }
+        // What came during the commit has had no cue of its own (its first fix found the
+        // committed ones still held): its interval starts now.
+        if leftOver { wake.yield() }
+        guard !records.isEmpty else { return true }  // only where the destinations stand
+        var commit = JournalCommit(records)
+        commit.duration = started.duration(to: .now)
+        report(.stored(commit))
+        return true
     }
 }
 

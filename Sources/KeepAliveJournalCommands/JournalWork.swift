@@ -40,14 +40,15 @@ struct JournalWork: PausableWork {
 
     /// Commits, sends what waits within `bound`, commits where the destinations stand, says what is left.
     private func deliver(within bound: Duration, pausing: Bool) async {
-        writer.commit()
+        await writer.commit()
         guard let delivery else { return }
         let started = ContinuousClock.now
         if bound > .zero { await delivery.drain(within: bound) }
-        writer.commit()
+        await writer.commit()
         let took = started.duration(to: .now)
-        let left = delivery.deliverers.map { deliverer in
-            (name: deliverer.destination, count: (try? writer.waiting(for: deliverer.destination)) ?? 0)
+        var left: [(name: String, count: Int)] = []
+        for deliverer in delivery.deliverers {
+            left.append((name: deliverer.destination, count: (try? await writer.waiting(for: deliverer.destination)) ?? 0))
         }
         undelivered(left, took, bound, pausing)
     }

@@ -123,7 +123,7 @@ struct OwnTracksRemoteControl: RemoteControl {
             switch command {
             case .reportLocation:
                 let fix = try await device.reportLocation()
-                writer.commit()
+                await writer.commit()
                 delivery?.sendNow()
                 device.note("\(topic): reportLocation answered with the fix of \(fix.timestamp.map(ISO8601Text.string) ?? "now")")
             case .setWaypoints(let list):

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import KeepAliveCore
 import KeepAliveSleep
@@ -9,20 +10,26 @@ struct ServiceSleepHands: SleepHands {
     let locationManager: LocationManager
     let record: @Sendable (Location) -> Void
     let emit: @Sendable (KeepAliveService.Event) -> Void
+    /// Where the journal's commit and gap are written: a commit waits for the disk, and the
+    /// concurrency pool's threads wait for nothing.
+    private static let journalQueue = DispatchQueue(label: "LocationKeepAlive.sleep.journal")
 
     /// The watch closed first (gpsd may power the receiver down, and no fix comes after the
     /// commit), then the journal committed, then delivery given its bound.
     func prepareForSleep(within bound: Duration) async {
         locationManager.closeSessionForSuspension()
-        do { try journal?.commitNow() } catch { emit(.error("before the sleep, the journal: \(error)")) }
+        let journal = journal
+        do { try await Self.journalQueue.awaiting { () throws in try journal?.commitNow() } } catch {
+            emit(.error("before the sleep, the journal: \(error)"))
+        }
         await delivery?.pause(within: bound)
     }
 
     /// The gap marked, the watch reopened (nothing that waited in its socket is taken as
     /// new), delivery on again.
     func resumed(asleep: Duration) async {
-        let end = Date()
-        do { try journal?.recordGap(from: end - asleep.seconds, to: end, reason: "asleep") } catch {
+        let (end, journal) = (Date(), journal)
+        do { try await Self.journalQueue.awaiting { () throws in try journal?.recordGap(from: end - asleep.seconds, to: end, reason: "asleep") } } catch {
             emit(.error("after the sleep, the journal: \(error)"))
         }
         locationManager.resumeAfterSuspension()

@@ -27,6 +27,10 @@ import Testing
         }
 
         var stored: [Int64] { (try? journal.records(after: 0).map(\.sequence)) ?? [] }
+
+        /// Once the commits asked so far have run: they run on the journal's queue, one at a
+        /// time, before the work queued after them.
+        func settled() async { await journal.perform { _ in () } }
         var acknowledged: [Int64] {
             reports.read { reports in
                 reports.flatMap { report -> [Int64] in
@@ -74,11 +78,14 @@ import Testing
         #expect(try FixJournal(file: file).pageCacheLimitKiB() == 256, "reopened")
     }
 
-    @Test func fullStoresEachFixBeforeTakingTheNext() throws {
+    /// Full: each fix is committed as it comes, on the journal's queue (the one recording it
+    /// never waits for the disk), its own commit when the last one is done.
+    @Test func fullStoresEachFixBeforeTakingTheNext() async throws {
         let rig = try Rig()
         let writer = rig.writer(.full)
         for index in 1...3 {
             writer.record(fix(index))
+            await rig.settled()
             #expect(rig.stored.count == index)
             #expect(writer.heldCount == 0)
         }
@@ -108,10 +115,14 @@ import Testing
         await loop.value
     }
 
-    @Test func aFullGroupIsCommittedAtOnce() throws {
+    @Test func aFullGroupIsCommittedAtOnce() async throws {
         let rig = try Rig()
         let writer = rig.writer(.grouped, maximumGroup: 4)
-        for index in 1...6 { writer.record(fix(index)) }
+        for index in 1...4 { writer.record(fix(index)) }
+        await rig.settled()
+        #expect(rig.stored == [1, 2, 3, 4])
+        for index in 5...6 { writer.record(fix(index)) }
+        await rig.settled()
         #expect(rig.stored == [1, 2, 3, 4])
         #expect(writer.heldCount == 2)
     }
@@ -123,6 +134,7 @@ import Testing
         let writer = rig.writer(.grouped)
         writer.record(fix(1))
         writer.record(MonitorEvent(identifier: "home", state: .satisfied, date: Date(), location: fix(2)))
+        await rig.settled()
         let records = try rig.journal.records(after: 0)
         #expect(records.map(\.sequence) == [1, 2] && records[1].event?.identifier == "home")
         writer.record(fix(3))
@@ -144,8 +156,12 @@ import Testing
         let writer = rig.writer(.full, capacity: 3)
         let loop = Task { await writer.run() }
         writer.record(fix(1))
+        await rig.settled()
         try rig.journal.refuseWrites(true)
-        for index in 2...6 { writer.record(fix(index)) }
+        for index in 2...6 {
+            writer.record(fix(index))
+            await rig.settled()
+        }
         #expect(rig.stored == [1] && writer.heldCount == 3)
         let problems = rig.reports.read {
             $0.filter {

@@ -66,18 +66,18 @@ import Testing
     @Test func anAcknowledgementAfterTheCommitIsStoredWithTheNextOne() async throws {
         let rig = try Rig()
         for index in 1...4 { rig.writer.record(fix(index)) }
-        let inFlight = try rig.writer.pending(for: "server", limit: 3).records
+        let inFlight = try await rig.writer.pending(for: "server", limit: 3).records
         #expect(inFlight.count == 3 && inFlight.allSatisfy { !$0.isStored })
-        #expect(try rig.writer.waiting(for: "server") == 4)
+        #expect(try await rig.writer.waiting(for: "server") == 4)
         rig.writer.acknowledge(inFlight.prefix(1), by: "server")
-        #expect(try rig.writer.waiting(for: "server") == 3, "one held record sent")
-        rig.writer.commit()
+        #expect(try await rig.writer.waiting(for: "server") == 3, "one held record sent")
+        await rig.writer.commit()
         #expect(rig.cursor == 1)
         rig.writer.acknowledge(inFlight, by: "server")
-        #expect(try rig.writer.waiting(for: "server") == 1, "the journal's queue less what was delivered since the commit")
-        let next = try rig.writer.pending(for: "server", limit: 10).records
+        #expect(try await rig.writer.waiting(for: "server") == 1, "the journal's queue less what was delivered since the commit")
+        let next = try await rig.writer.pending(for: "server", limit: 10).records
         #expect(next.map(\.sequence) == [4], "read on from the memory's cursor: \(next.map(\.sequence))")
-        rig.writer.commit()
+        await rig.writer.commit()
         #expect(rig.cursor == 3)
     }
 
@@ -127,13 +127,13 @@ import Testing
         await drain.value
         #expect(answer.read { $0 } == false, "gave up")
         #expect(moved >= 6, "not before its 3 s bound on the deliverer's clock (\(moved) half-seconds)")
-        rig.writer.commit()
+        await rig.writer.commit()
         #expect(try rig.journal.status(of: "server").depth == 5, "said undelivered, and journaled")
         down.withLock { $0 = false }
         transport.becomeReachable()
         #expect(await deliverer.drain(within: .seconds(30)))
         #expect(transport.current.acknowledged.map(\.sequence) == [1, 2, 3, 4, 5])
-        rig.writer.commit()
+        await rig.writer.commit()
         #expect(rig.cursor == 5)
     }
 
@@ -198,6 +198,6 @@ import Testing
     }
 
     private func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
-        try await TestWaiting.waitUntil(what, within: .seconds(5), asking: condition)
+        try await TestWaiting.waitUntil(what, asking: condition)
     }
 }
