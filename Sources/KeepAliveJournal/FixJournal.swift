@@ -140,6 +140,9 @@ public final class FixJournal: Sendable {
         var id: String
         /// The battery's charge when it arrived; `nil`: read at the commit.
         var battery: Int?
+        /// Told once the entry is stored (``JournalWriter/record(_:then:)`` in `full`), or
+        /// once its commit failed: nothing is held back from being told for long.
+        var tell: (@Sendable () -> Void)?
 
         init(location: Location, event: MonitorEvent? = nil, arrived: Date, battery: Int? = nil) {
             self.location = location

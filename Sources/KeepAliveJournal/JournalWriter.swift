@@ -14,12 +14,13 @@ public import KeepAliveMonitoring
 /// ```
 ///
 /// A fix counts as stored when a ``Report/stored(_:)`` names it: only then is it on the disk.
-/// Commits run on the journal's own queue (``FixJournal/perform(_:)``). In
-/// ``JournalDurability/grouped`` a fix handed over costs a lock, whatever the disk is doing: a
-/// commit that waits a second for a slow card holds neither the source that reads the receiver
-/// nor any thread of the concurrency pool. In ``JournalDurability/full`` the thread that records
-/// waits for its fix's commit, as that mode promises (on the disk before it is told). Async code
-/// awaits the async forms of ``commit()``, ``pending(for:limit:)`` and ``waiting(for:)``; their
+/// Commits run on the journal's own queue (``FixJournal/perform(_:)``): a fix handed over costs
+/// a lock, whatever the disk is doing, and a commit that waits a second for a slow card holds
+/// neither the source that reads the receiver nor any thread of the concurrency pool. In
+/// ``JournalDurability/full``, whose promise is a fix on the disk before it is told,
+/// ``record(_:then:)`` tells it after its commit, without the caller waiting (fixes that come
+/// meanwhile share the next commit); ``record(_:)`` waits on the calling thread. Async code awaits
+/// the async forms of ``commit()``, ``pending(for:limit:)`` and ``waiting(for:)``; their
 /// synchronous forms wait on the calling thread, for code that has one of its own.
 /// Nothing is dropped silently: past ``capacity`` fixes held, the oldest go, and
 /// ``Report/dropped(count:error:)`` says how many.
@@ -92,6 +93,16 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
             entries.removeAll(keepingCapacity: true)
             first = 0
         }
+
+        /// The tells of what is held, each given once.
+        mutating func takeTells() -> [@Sendable () -> Void] {
+            var tells: [@Sendable () -> Void] = []
+            for index in entries.indices[first...] {
+                if let tell = entries[index].tell { tells.append(tell) }
+                entries[index].tell = nil
+            }
+            return tells
+        }
     }
 
     /// A writer for `journal`.
@@ -124,11 +135,25 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     public var heldCount: Int { state.read { $0.held.count } }
 
     /// Takes `fix`: stored before this returns in ``JournalDurability/full`` (the calling thread
-    /// waits for the disk: a source's own, never the concurrency pool's), with its group in
+    /// waits for the disk; ``record(_:then:)`` does not), with its group in
     /// ``JournalDurability/grouped`` (this returns at once, the commit on the journal's queue).
     /// Never throws: a journal that cannot be written is reported, and the fix held until it can.
     public func record(_ fix: Location) {
         hold(fix, nil)
+    }
+
+    /// Takes `fix` and calls `tell` once it may be told, never waiting for the disk: in
+    /// ``JournalDurability/full`` after the commit that stores it (on the journal's queue; fixes
+    /// that came meanwhile share the next commit), or as soon as that commit fails (the fix is
+    /// held, as ``Report/holding(held:error:)`` says); in ``JournalDurability/grouped`` at once.
+    /// What the service tells, a fix line or a poll, so follows the durability's promise while its
+    /// source goes on reading.
+    public func record(_ fix: Location, then tell: @escaping @Sendable () -> Void) {
+        guard durability == .full else {
+            hold(fix, nil)
+            return tell()
+        }
+        hold(fix, nil, then: tell)
     }
 
     /// Takes `event` and commits it at once, after the fixes held before it.
@@ -151,14 +176,17 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
 
     /// On the journal's queue, so no commit is half done: a record is either stored or held.
     private func pendingOnQueue(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
-        let (position, held) = state.read { state in
+        let (position, held, failing) = state.read { state in
             let position = state.delivered[destination]
             let held = state.held
             let start = position?.heldThrough.flatMap { id in held.firstIndex { $0.id == id }.map { $0 + 1 } } ?? held.startIndex
-            return (position, Array(held[start...].prefix(limit)))
+            return (position, Array(held[start...].prefix(limit)), state.failure != nil)
         }
         var pending = try journal.pending(for: destination, limit: limit, after: position?.through)
         guard pending.records.count == pending.retried, pending.records.count < limit else { return pending }
+        // In full a record goes once stored (its commit is on this queue already), unless the
+        // journal cannot be written, when what is held goes as it is.
+        guard durability != .full || failing else { return pending }
         pending.records += try journal.unstoredRecords(held.prefix(limit - pending.records.count), battery: nil)
         return pending
     }
@@ -271,29 +299,38 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     /// Nothing to do: ``run()`` goes on as fixes come.
     public func resume() {}
 
-    private func hold(_ location: Location, _ event: MonitorEvent?) {
+    private func hold(_ location: Location, _ event: MonitorEvent?, then tell: (@Sendable () -> Void)? = nil) {
         let arrived = journal.now()
         let offset = journal.comparesClocks ? SystemClockOffset(fixTime: location.timestamp, systemTime: arrived) : nil
-        let isDue = state.withLock { state in
+        let (isDue, tellNow) = state.withLock { state in
             if let offset, offset.isBeyondTolerance != state.clockWasWrong {
                 state.clockWasWrong = offset.isBeyondTolerance
                 report(.systemClock(offset))
             }
-            state.entries.append(FixJournal.Entry(location: location, event: event, arrived: arrived, battery: journal.battery()))
+            var entry = FixJournal.Entry(location: location, event: event, arrived: arrived, battery: journal.battery())
+            // While the journal cannot be written, a fix is told as it is held (as it is said).
+            let tellNow = state.failure != nil
+            if !tellNow { entry.tell = tell }
+            state.entries.append(entry)
             if state.held.count > capacity, let failure = state.failure {
                 let excess = state.held.count - capacity
                 state.dropOldest(excess)
                 report(.dropped(count: excess, error: failure))
             }
             let isDue = durability == .full || event != nil || state.held.count >= maximumGroup
-            if state.failure == nil, isDue { return true }
+            if state.failure == nil, isDue { return (true, tellNow) }
             if state.held.count == 1 || state.failure != nil { wake.yield() }
-            return false
+            return (false, tellNow)
         }
+        if tellNow { tell?() }
         if isDue {
-            // Full: on the disk before the next fix is taken, so before it is told; the caller
-            // waits (the source's own thread). Otherwise the commit goes on while the fix path does.
-            if durability == .full { _ = journal.onQueue { commitHeld() } } else { journal.queue.async { self.commitHeld() } }
+            // Full, recorded without a `tell`: on the disk before the next fix is taken, so the
+            // caller waits. Otherwise the commit goes on while the fix path does.
+            if durability == .full, tell == nil {
+                _ = journal.onQueue { commitHeld() }
+            } else {
+                journal.queue.async { self.commitHeld() }
+            }
         }
         for observer in holdObservers.read({ $0 }) { observer() }
     }
@@ -311,11 +348,12 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         do {
             records = try journal.append(entries: entries, delivered: delivered, renewing: lease.read { $0 })
         } catch {
-            let held = state.withLock { state in
+            let (held, tells) = state.withLock { state in
                 state.failure = error
-                return state.held.count
+                return (state.held.count, state.takeTells())
             }
             if held > 0 { report(.holding(held: held, error: error)) }
+            for tell in tells { tell() }
             wake.yield()
             return false
         }
@@ -343,6 +381,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         var commit = JournalCommit(records)
         commit.duration = started.duration(to: .now)
         report(.stored(commit))
+        for entry in entries { entry.tell?() }
         return true
     }
 }

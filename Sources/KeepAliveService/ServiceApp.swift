@@ -67,8 +67,11 @@ final class ServiceApp {
                     emit(.pulse(length: pulse, device: device, error: error))
                     audio.finished(id, error: error)
                 case .locationRequest(let id, let result):
-                    if case .success(let fix) = result { wiring.record(fix) }
-                    emit(.poll(result))
+                    if case .success(let fix) = result {
+                        wiring.record(fix) { emit(.poll(result)) }
+                    } else {
+                        emit(.poll(result))
+                    }
                     location.finished(id, result: result)
                 }
             },

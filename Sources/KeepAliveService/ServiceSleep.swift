@@ -8,7 +8,8 @@ struct ServiceSleepHands: SleepHands {
     let journal: (any FixRecorder)?
     let delivery: (any PausableWork)?
     let locationManager: LocationManager
-    let record: @Sendable (Location) -> Void
+    /// Records a fix, then tells it (``FixRecorder/record(_:then:)``).
+    let record: @Sendable (Location, @escaping @Sendable () -> Void) -> Void
     let emit: @Sendable (KeepAliveService.Event) -> Void
     /// Where the journal's commit and gap are written: a commit waits for the disk, and the
     /// concurrency pool's threads wait for nothing.
@@ -41,8 +42,8 @@ struct ServiceSleepHands: SleepHands {
     func runWork(_ kind: WakeKind, within bound: Duration) async -> Bool {
         do {
             let fix = try await locationManager.requestLocation(timeout: bound)
-            record(fix)
-            emit(.poll(.success(fix)))
+            let emit = emit
+            record(fix) { emit(.poll(.success(fix))) }
             return true
         } catch let error as LocationError {
             emit(.poll(.failure(error)))

@@ -47,8 +47,12 @@ final class ServiceWiring: Sendable {
         sleep = configuration.deviceSleepWithWork.map { sleep in
             let hands = ServiceSleepHands(
                 journal: journal, delivery: configuration.delivery, locationManager: service.locationManager,
-                record: { fix in
-                    do { try journal?.record(fix) } catch { emit(.error("\(error)")) }
+                record: { fix, tell in
+                    guard let journal else { return tell() }
+                    do { try journal.record(fix, then: tell) } catch {
+                        emit(.error("\(error)"))
+                        tell()
+                    }
                 },
                 emit: emit
             )
@@ -70,10 +74,21 @@ final class ServiceWiring: Sendable {
         do { try journal.record(fix) } catch { emit(.error("\(error)")) }
     }
 
+    /// Keeps `fix` in the journal, if there is one, then tells it (``FixRecorder/record(_:then:)``:
+    /// in `full`, once stored, with the source reading on meanwhile).
+    func record(_ fix: Location, then tell: @escaping @Sendable () -> Void) {
+        guard let journal = configuration.journal else { return tell() }
+        do { try journal.record(fix, then: tell) } catch {
+            emit(.error("\(error)"))
+            tell()
+        }
+    }
+
     /// A fix of a watch: journaled as the reporting mode says, and told.
     func watched(_ fix: Location) {
-        if conditions?.journals(fix) ?? true { record(fix) }
-        emit(.fix(fix))
+        let emit = emit
+        guard conditions?.journals(fix) ?? true else { return emit(.fix(fix)) }
+        record(fix) { emit(.fix(fix)) }
     }
 
     /// A location event: as the machine decides.

@@ -1,4 +1,5 @@
 import Clocks
+import Dispatch
 import Foundation
 import KeepAliveCore
 import KeepAliveJournal
@@ -90,6 +91,24 @@ import Testing
             #expect(writer.heldCount == 0)
         }
         #expect(rig.acknowledged == [1, 2, 3])
+    }
+
+    /// Full with what tells the fix (the service's fix line): the caller never waits for the
+    /// disk, here a commit stalled on the journal's queue; each fix is told once its commit
+    /// returned, and the fixes that came during the stall share the next commit.
+    @Test func fullTellsEachFixOnceStoredWithoutTheCallerWaiting() async throws {
+        let rig = try Rig()
+        let writer = rig.writer(.full)
+        let disk = DispatchSemaphore(value: 0)
+        rig.journal.queue.async { disk.wait() }  // blocking-ok: the journal's queue, standing for a disk that stalls
+        let told = Locked([Int]())
+        for index in 1...3 { writer.record(fix(index)) { told.withLock { $0.append(index) } } }
+        #expect(told.read { $0 }.isEmpty && rig.stored.isEmpty, "nothing told before it is stored")
+        disk.signal()
+        await rig.settled()
+        #expect(told.read { $0 } == [1, 2, 3])
+        #expect(rig.stored == [1, 2, 3])
+        #expect(rig.reports.read { $0.count } == 1, "one commit for the three that came during the stall")
     }
 
     /// Grouped: nothing is stored (or acknowledged) before the group's first fix has waited

@@ -5,6 +5,11 @@ public import FoundationEssentials
 public protocol FixRecorder: Sendable {
     /// Keeps `fix`, or throws why it could not.
     func record(_ fix: Location) throws
+    /// Keeps `fix`, then calls `tell` once the fix may be told: at once by default; after the
+    /// commit that stores it for a recorder that promises a fix on the disk before it is told
+    /// (a journal writer in `full`), with the caller not waiting for the disk. Throws, without
+    /// calling `tell`, why it could not keep it.
+    func record(_ fix: Location, then tell: @escaping @Sendable () -> Void) throws
     /// Makes what was recorded durable now: before the device sleeps (a battery can run out
     /// while it does). By default nothing: each record already is.
     func commitNow() throws
@@ -14,6 +19,11 @@ public protocol FixRecorder: Sendable {
 }
 
 extension FixRecorder {
+    /// Records `fix`, then tells it.
+    public func record(_ fix: Location, then tell: @escaping @Sendable () -> Void) throws {
+        try record(fix)
+        tell()
+    }
     /// Nothing to commit: each record is durable.
     public func commitNow() throws {}
     /// Nothing kept.
