@@ -1,9 +1,12 @@
 package import Foundation
 import LocationKeepAlive
+import Synchronization
 import TestWaiting
 
 /// Where the project's scripts and the built `keepalive` are, and whether gpsd is installed.
 package enum Tools {
+    private static let nextPort = Mutex<Int?>(nil)
+
     /// Real-time bounds in the tests are multiplied by `KEEPALIVE_TEST_TIME_SCALE` (default 1):
     /// `scripts/tsan` sets 10, since every process runs about ten times slower under TSan.
     /// (TestWaiting's ``TestTime/bound(_:)``: one scale for every bound.)
@@ -53,32 +56,21 @@ package enum Tools {
         }
     }
 
-    /// A TCP port nobody listens on now. Picked at random from 20000-29999, outside the kernel's
-    /// ephemeral range that gpsfake's own free-port search uses, so parallel tests do not collide.
+    /// A TCP port that nothing holds on either loopback now, and that this process has not
+    /// handed out before: the ports go up one by one from a random start in 20000-29999
+    /// (outside the kernel's ephemeral range, from which gpsfake's own search and every client
+    /// socket take theirs). Picked at random each time, two tests beside each other could be
+    /// given the same one (1 chance in 10,000 a pair, and the main step starts hundreds).
     package static func freePort() async throws -> Int {
-        let output = try await run(
-            "/usr/bin/python3",
-            [
-                "-c",
-                """
-                import random, socket
-                while True:
-                    port = random.randint(20000, 29999)
-                    s = socket.socket()
-                    try:
-                        s.bind(('127.0.0.1', port))
-                    except OSError:
-                        continue
-                    s.close()
-                    print(port)
-                    break
-                """,
-            ]
-        )
-        guard let port = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw ToolMissing("could not find a free port: \(output)")
+        for _ in 0..<10_000 {
+            let port = nextPort.withLock { next in
+                let port = next ?? Int.random(in: 20000...29999)
+                next = port >= 29999 ? 20000 : port + 1
+                return port
+            }
+            if LoopbackPort.isFree(port) { return port }
         }
-        return port
+        throw ToolMissing("no TCP port in 20000-29999 is free on loopback: what holds them all? (ss -ltn)")
     }
 }
 

@@ -36,7 +36,9 @@ struct MetricsEndpointTests {
             while announced == nil, let line = try await command.nextLine() {
                 if line.contains("\"event\":\"metrics\"") { announced = line }
             }
-            #expect(announced?.contains("http://127.0.0.1:\(port)/metrics") == true, "loopback by default")
+            // Ended without saying where: its standard error is printed (RunningCommand).
+            let said = try #require(announced, "keepalive run ended without announcing its metrics")
+            #expect(said.contains("http://127.0.0.1:\(port)/metrics"), "loopback by default")
             // Polls every second once the 2 s budget ran out: wait for three.
             var lines: [String] = []
             _ = try await holds(within: .seconds(60)) {
