@@ -56,6 +56,16 @@ import Testing
             }
         }
 
+        /// Whether something (the deliverer) sleeps on the test clock now.
+        func isWaitedOn() async -> Bool {
+            do {
+                try await clock.checkSuspension()  // throws while a sleep is under way
+                return false
+            } catch {
+                return true
+            }
+        }
+
         /// Moves the clock a second at a time until `transport`'s log satisfies `condition`
         /// (at most `seconds`), giving the deliverer real time to reach its next wait between
         /// steps (a slow machine, or TSan, may need more than a step). Returns the seconds moved.
@@ -67,6 +77,10 @@ import Testing
         ) async -> Int? {
             for moved in 0...seconds {
                 if await transport.wait(timeout: .milliseconds(100), until: condition) { return moved }
+                // Time moves once the deliverer waits on this clock, not after a fixed real time:
+                // beside 460 other tests its turn took longer than the look above, and its 5 s
+                // latency wait began seconds late on the test clock (the main step on ad55d65).
+                _ = try? await holds(within: .seconds(5), asking: { await isWaitedOn() })
                 await clock.advance(by: .seconds(1))
             }
             return nil
