@@ -199,4 +199,23 @@ import Testing
         await waitUntil({ changes.withLock { $0 } == [.always, .denied] }, advancing: clock, by: .milliseconds(250))
         _ = stream
     }
+
+    /// A re-read that inotify started during this process's own commit (the temporary file's
+    /// creation) read the file before the rename and once put the older status back, telling the
+    /// observers a change that never happened and then the real one again (seen in the TSan step:
+    /// a delegate heard `whenInUse`, then more). Each status set here follows the cycle, and so must
+    /// every status the observers hear.
+    @Test func aReadDuringTheProcesssOwnCommitNeverPutsTheOlderStatusBack() throws {
+        let authorization = manager()
+        let heard = Locked<[LocationAuthorization]>([])
+        authorization.addObserver { snapshot in heard.withLock { $0.append(snapshot.status) } }
+        let stream = authorization.changes()  // its inotify re-reads on every entry of the folder
+        let cycle: [LocationAuthorization] = [.whenInUse, .always, .denied]
+        for turn in 0..<1000 { try authorization.setStatus(cycle[turn % 3]) }
+        let told = heard.withLock { $0 }
+        let backwards = zip(told, told.dropFirst()).filter { cycle[(cycle.firstIndex(of: $0)! + 1) % 3] != $1 }
+        #expect(backwards.isEmpty, "heard \(backwards.count) changes out of order, e.g. \(backwards.prefix(3))")
+        #expect(told.count >= 1000, "every status set heard once: \(told.count) of 1000")
+        _ = stream
+    }
 }

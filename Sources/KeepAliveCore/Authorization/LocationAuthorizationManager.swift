@@ -32,6 +32,11 @@ public final class LocationAuthorizationManager: Sendable {
         var backgroundSince: Duration?
         var delegates: [Int: @Sendable (AuthorizationSnapshot) -> Void] = [:]
         var lastDelegateID = 0
+        /// This process's commits begun and not yet in ``record``, and those ended: a re-read
+        /// that began before or during one may have read the file before its rename, and would
+        /// put the older record back (``reload()`` drops it; the rename's own event re-reads).
+        var commitsInFlight = 0
+        var commitsEnded = 0
     }
 
     /// The authorization of one application.
@@ -75,9 +80,11 @@ public final class LocationAuthorizationManager: Sendable {
     /// The effective status: `restricted` when the system policy says so, else the stored one.
     public var status: LocationAuthorization { snapshot.status }
 
-    /// Re-reads the files; returns the new snapshot if anything changed.
+    /// Re-reads the files; returns the new snapshot if anything changed. A re-read while this
+    /// process commits a change changes nothing: the file may still hold the older record.
     @discardableResult
     public func reload() -> AuthorizationSnapshot? {
+        guard let began = state.withLock({ $0.commitsInFlight == 0 ? $0.commitsEnded : nil }) else { return nil }
         let (policy, policyProblem) = SystemLocationPolicy.load(from: policyURL)
         var record: AuthorizationRecord?
         var problem: AuthorizationError?
@@ -87,6 +94,7 @@ public final class LocationAuthorizationManager: Sendable {
             problem = error
         }
         return update { state in
+            guard state.commitsInFlight == 0, state.commitsEnded == began else { return }
             state.policy = policy
             state.policyProblem = policyProblem
             state.problem = problem
@@ -171,8 +179,16 @@ public final class LocationAuthorizationManager: Sendable {
     }
 
     private func commit(_ record: AuthorizationRecord) throws(AuthorizationError) {
-        try file.save(record)
+        state.withLock { $0.commitsInFlight += 1 }
+        do {
+            try file.save(record)
+        } catch {
+            state.withLock { $0.commitsInFlight -= 1; $0.commitsEnded += 1 }
+            throw error
+        }
         _ = update { state in
+            state.commitsInFlight -= 1
+            state.commitsEnded += 1
             state.record = record
             state.problem = nil
         }
