@@ -188,7 +188,9 @@ public final class Deliverer: Sendable {
     /// renewed) in the journal a third of its time after the last renewal. Returns whether it holds it.
     private func keepLease(_ loop: inout Loop) async throws(JournalError) -> Bool {
         if loop.holdsLease, time.now() - loop.renewed > policy.leaseDuration / 3,
-            let left = try await onJournal({ [destination, owner] journal throws(JournalError) in try journal.leaseRemaining(for: destination, owner: owner) }),
+            let left = try await journal.performReading({ [destination, owner] journal throws(JournalError) in
+                try journal.leaseRemaining(for: destination, owner: owner)
+            }),
             left > policy.leaseDuration * 2 / 3,
             left <= policy.leaseDuration
         {
@@ -215,7 +217,9 @@ public final class Deliverer: Sendable {
         if let writer {
             pending = try await writer.pending(for: destination, limit: limit)
         } else {
-            pending = try await onJournal { [destination] journal throws(JournalError) in try journal.pendingRecords(for: destination, limit: limit) }
+            pending = try await journal.performReading { [destination] journal throws(JournalError) in
+                try journal.pendingRecords(for: destination, limit: limit)
+            }
         }
         let batch = pending.records.filter { !$0.isStored || !skipped.contains($0.sequence) }.prefix(policy.maximumBatch).map { $0 }
         let retries = Set(pending.records.prefix(pending.retried).map(\.sequence))
@@ -243,9 +247,13 @@ public final class Deliverer: Sendable {
         // dead letters (and everything, without one) at once.
         let savedNow = writer == nil ? delivered : delivered.prefix(retried)
         writer?.acknowledge(delivered.dropFirst(retried), by: destination)
+        // With a writer, usually nothing to write here: no turn on the journal's queue, where a
+        // commit in flight would hold the next batch back.
         do {
             let (saved, destination) = (loop.unsaved + savedNow, destination)
-            try await onJournal { journal throws(JournalError) in try journal.markDelivered(saved, to: destination) }
+            if !saved.isEmpty {
+                try await onJournal { journal throws(JournalError) in try journal.markDelivered(saved, to: destination) }
+            }
             loop.unsaved = []
         } catch {
             loop.unsaved += savedNow

@@ -29,9 +29,9 @@ public struct DeliveryMetrics: Sendable {
             return
         }
         // The depth after the change: one indexed count in the journal, once per batch, on the
-        // journal's queue (after any commit in flight), not on the thread that told the event.
+        // journal's read queue (never after a commit in flight), not on the thread that told the event.
         let (journal, writer) = (journal, writer)
-        journal.queue.async {
+        journal.readQueue.async {
             if let depth = try? (writer.map { try $0.waiting(for: destination) } ?? journal.status(of: destination).depth) {
                 Gauge(label: "keepalive_delivery_queue_depth", dimensions: [("destination", destination)])
                     .record(depth)

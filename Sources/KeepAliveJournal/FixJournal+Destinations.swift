@@ -188,6 +188,17 @@ extension FixJournal {
         )
     }
 
+    /// The last sequence number given (0 for none).
+    func lastSequence() throws(JournalError) -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM fix") ?? 0 }
+    }
+
+    /// The ids of the records stored after `sequence`: which of a writer's held records a
+    /// commit that ended meanwhile stored (a few, the newest).
+    func storedIDs(after sequence: Int64) throws(JournalError) -> Set<String> {
+        try read { db in Set(try String.fetchAll(db, sql: "SELECT uid FROM fix WHERE seq > ?", arguments: [sequence])) }
+    }
+
     /// How many records are numbered after `first` and at most `last`.
     func recordCount(after first: Int64, through last: Int64) throws(JournalError) -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM fix WHERE seq > ? AND seq <= ?", arguments: [first, last]) ?? 0 }

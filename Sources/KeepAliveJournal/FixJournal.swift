@@ -48,6 +48,15 @@ public final class FixJournal: Sendable {
     package let queue: DispatchQueue
     /// Set on ``queue``: whether the calling thread is running its work.
     private let onQueueKey: DispatchSpecificKey<Bool>
+    /// Where a ``JournalWriter``'s reads for delivery run (what to send next, how many wait),
+    /// one at a time, on a connection of their own: in WAL mode a read sees the last commit and
+    /// never waits for the one in flight, which on a card that stalls can take seconds.
+    package let readQueue: DispatchQueue
+    /// Set on ``readQueue``: whether the calling thread is running its work (its reads then go
+    /// to ``readConnection``).
+    private let onReadQueueKey: DispatchSpecificKey<Bool>
+    /// The connection of ``readQueue``, opened at its first read (used on that queue only).
+    private let readConnection = Locked<SQLiteDatabase?>(nil)
     private let appendsSinceRetention = Locked(0)
 
     /// Opens the journal in `file`, creating it (mode 0600, its folder 0700) if it does not exist.
@@ -79,6 +88,9 @@ public final class FixJournal: Sendable {
         let (queue, onQueueKey) = (DispatchQueue(label: "LocationKeepAlive.journal"), DispatchSpecificKey<Bool>())
         queue.setSpecific(key: onQueueKey, value: true)
         (self.queue, self.onQueueKey) = (queue, onQueueKey)
+        let (readQueue, onReadQueueKey) = (DispatchQueue(label: "LocationKeepAlive.journal.reads"), DispatchSpecificKey<Bool>())
+        readQueue.setSpecific(key: onReadQueueKey, value: true)
+        (self.readQueue, self.onReadQueueKey) = (readQueue, onReadQueueKey)
         if access == .readOnly {
             database = try Self.openForReading(path)
             return
@@ -299,6 +311,14 @@ public final class FixJournal: Sendable {
         try await queue.awaiting { () throws(Failure) -> Value in try body(self) }
     }
 
+    /// Runs `body`, which only reads, on the journal's read queue (``readQueue``) and returns its
+    /// result: its reads see the last commit and never wait for one in flight.
+    package func performReading<Value: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable (FixJournal) throws(Failure) -> Value
+    ) async throws(Failure) -> Value {
+        try await readQueue.awaiting { () throws(Failure) -> Value in try body(self) }
+    }
+
     /// Runs `body` on the journal's queue and waits for it, or at once when already on it: for
     /// the synchronous API of a ``JournalWriter``, whose commits run there.
     func onQueue<Value, Failure: Error>(_ body: () throws(Failure) -> Value) throws(Failure) -> Value {
@@ -309,12 +329,39 @@ public final class FixJournal: Sendable {
         return try result.get()
     }
 
+    /// A read in one snapshot: on ``readQueue`` through its own connection, elsewhere through
+    /// the journal's.
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws(JournalError) -> T {
         do {
-            return try database.read(body)
+            return try readingDatabase().read(body)
+        } catch let error as JournalError {
+            throw error
         } catch {
             throw Self.journalError(error, path: filePath)
         }
+    }
+
+    private func readingDatabase() throws(JournalError) -> SQLiteDatabase {
+        guard access == .readWrite, DispatchQueue.getSpecific(key: onReadQueueKey) == true else { return database }
+        if let open = readConnection.read({ $0 }) { return open }
+        do {
+            // Read-only, on the file the journal's connection keeps in WAL mode (its -shm there).
+            let opened = try SQLiteDatabase(path: filePath, readOnly: true)
+            readConnection.withLock { $0 = opened }
+            return opened
+        } catch {
+            throw Self.journalError(error, path: filePath)
+        }
+    }
+
+    /// Runs `body` on ``readQueue`` and waits for it (its reads see the last commit, not waiting
+    /// for one in flight), or at once when already there.
+    func onReadQueue<Value, Failure: Error>(_ body: () throws(Failure) -> Value) throws(Failure) -> Value {
+        if DispatchQueue.getSpecific(key: onReadQueueKey) == true { return try body() }
+        let result: Result<Value, Failure> = readQueue.sync {
+            do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     /// A write other than storing fixes (the delivery cursor, retention): a full disk is said

@@ -78,6 +78,9 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         /// The sequence numbers the last commits gave, by record id: an acknowledgement of a
         /// record sent while held, which came after its commit, finds its number here.
         var committed: [String: Int64] = [:]
+        /// A sequence number no record held now can be stored at or below: the last a commit of
+        /// this writer gave, or the journal's last before the first count read it.
+        var lastStored: Int64?
 
         var held: ArraySlice<FixJournal.Entry> { entries[first...] }
 
@@ -164,30 +167,40 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     /// What `destination` sends next, at most `limit`: the journal's
     /// ``FixJournal/pending(for:limit:)`` after what was delivered since the last commit, and
     /// once those are all sent, the records held here, not yet stored (each with sequence number
-    /// 0 and the id it will be stored with).
+    /// 0 and the id it will be stored with). Read on the journal's read queue
+    /// (``FixJournal/readQueue``): never after a commit in flight.
     public func pending(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
-        try journal.onQueue { () throws(JournalError) in try pendingOnQueue(for: destination, limit: limit) }
+        try journal.onReadQueue { () throws(JournalError) in try pendingNow(for: destination, limit: limit) }
     }
 
-    /// ``pending(for:limit:)``, read on the journal's queue while the caller is suspended.
+    /// ``pending(for:limit:)``, read on the journal's read queue while the caller is suspended.
     public func pending(for destination: String, limit: Int) async throws(JournalError) -> PendingRecords {
-        try await journal.queue.awaiting { () throws(JournalError) in try self.pendingOnQueue(for: destination, limit: limit) }
+        try await journal.readQueue.awaiting { () throws(JournalError) in try self.pendingNow(for: destination, limit: limit) }
     }
 
-    /// On the journal's queue, so no commit is half done: a record is either stored or held.
-    private func pendingOnQueue(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
-        let (position, held, failing) = state.read { state in
+    /// What is held is read first, then the journal: a record a commit stores meanwhile is then
+    /// found in both, and counts once, as stored; one held before the read is never in neither.
+    private func pendingNow(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
+        let (position, held, sentHeld, failing) = state.read { state in
             let position = state.delivered[destination]
             let held = state.held
             let start = position?.heldThrough.flatMap { id in held.firstIndex { $0.id == id }.map { $0 + 1 } } ?? held.startIndex
-            return (position, Array(held[start...].prefix(limit)), state.failure != nil)
+            return (position, Array(held[start...]), Set(held[..<start].map(\.id)), state.failure != nil)
         }
-        var pending = try journal.pending(for: destination, limit: limit, after: position?.through)
+        var pending = try journal.pending(for: destination, limit: limit + sentHeld.count, after: position?.through)
+        if !sentHeld.isEmpty {  // stored meanwhile, and sent while held: not again
+            let next = pending.records.dropFirst(pending.retried).filter { !sentHeld.contains($0.id) }
+            pending.records = Array(pending.records.prefix(pending.retried)) + next
+        }
+        pending.records = Array(pending.records.prefix(limit))
+        pending.retried = min(pending.retried, limit)
         guard pending.records.count == pending.retried, pending.records.count < limit else { return pending }
-        // In full a record goes once stored (its commit is on this queue already), unless the
-        // journal cannot be written, when what is held goes as it is.
+        // In full a record goes once stored, unless the journal cannot be written, when what is
+        // held goes as it is.
         guard durability != .full || failing else { return pending }
-        pending.records += try journal.unstoredRecords(held.prefix(limit - pending.records.count), battery: nil)
+        let stored = Set(pending.records.map(\.id))
+        let unstored = held.lazy.filter { !stored.contains($0.id) }.prefix(limit - pending.records.count)
+        pending.records += try journal.unstoredRecords(Array(unstored), battery: nil)
         return pending
     }
 
@@ -212,29 +225,44 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
 
     /// How many records `destination` has still to send: its queue in the journal
     /// (``DestinationStatus/depth``) less what was delivered since the last commit, and the
-    /// records held here it has not sent.
+    /// records held here it has not sent. Counted on the journal's read queue, like
+    /// ``pending(for:limit:)``.
     public func waiting(for destination: String) throws(JournalError) -> Int {
-        try journal.onQueue { () throws(JournalError) in try waitingOnQueue(for: destination) }
+        try journal.onReadQueue { () throws(JournalError) in try waitingNow(for: destination) }
     }
 
-    /// ``waiting(for:)``, counted on the journal's queue while the caller is suspended.
+    /// ``waiting(for:)``, counted on the journal's read queue while the caller is suspended.
     public func waiting(for destination: String) async throws(JournalError) -> Int {
-        try await journal.queue.awaiting { () throws(JournalError) in try self.waitingOnQueue(for: destination) }
+        try await journal.readQueue.awaiting { () throws(JournalError) in try self.waitingNow(for: destination) }
     }
 
-    private func waitingOnQueue(for destination: String) throws(JournalError) -> Int {
-        let (position, heldCount, heldSent) = state.read { state in
+    private func waitingNow(for destination: String) throws(JournalError) -> Int {
+        if state.read({ $0.lastStored }) == nil {
+            let last = try journal.lastSequence()  // before what is held is read: below all of it
+            state.withLock { $0.lastStored = max($0.lastStored ?? 0, last) }
+        }
+        let (position, held, heldSent, lastStored) = state.read { state in
             let position = state.delivered[destination]
             let held = state.held
             let heldSent = position?.heldThrough.flatMap { id in held.firstIndex { $0.id == id }.map { $0 + 1 - held.startIndex } } ?? 0
-            return (position, held.count, heldSent)
+            return (position, Array(held), heldSent, state.lastStored ?? 0)
         }
         let stored = try journal.status(of: destination)
         var sent = 0
         if let through = position?.through, through > stored.deliveredThrough {
             sent = try journal.recordCount(after: stored.deliveredThrough, through: through)
         }
-        return max(0, stored.depth - sent) + heldCount - heldSent
+        // Held when counted, stored by a commit that ended since: counted once, as stored (and
+        // as sent, if it was sent while held).
+        var storedMeanwhile = 0, sentAndStored = 0
+        if !held.isEmpty {
+            let ids = try journal.storedIDs(after: max(lastStored, stored.deliveredThrough))
+            for (index, entry) in held.enumerated() where ids.contains(entry.id) {
+                storedMeanwhile += 1
+                if index < heldSent { sentAndStored += 1 }
+            }
+        }
+        return max(0, stored.depth - sent - sentAndStored) + (held.count - storedMeanwhile) - (heldSent - sentAndStored)
     }
 
     /// Each commit renews the delivery leases `owner` holds, until `ttl` from then: a deliverer
@@ -372,6 +400,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
             state.failure = nil
             if state.committed.count > 4 * maximumGroup { state.committed = [:] }
             state.committed.merge(stored) { $1 }
+            state.lastStored = max(state.lastStored ?? 0, records.last?.sequence ?? 0)
             return !state.held.isEmpty || !state.delivered.isEmpty
         }
         // What came during the commit has had no cue of its own (its first fix found the

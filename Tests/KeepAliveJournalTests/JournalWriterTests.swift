@@ -4,6 +4,7 @@ import Foundation
 import KeepAliveCore
 import KeepAliveJournal
 import KeepAliveMonitoring
+import TestWaiting
 import Testing
 
 /// The writer on a test clock against a real journal: when each mode commits, what is
@@ -109,6 +110,44 @@ import Testing
         #expect(told.read { $0 } == [1, 2, 3])
         #expect(rig.stored == [1, 2, 3])
         #expect(rig.reports.read { $0.count } == 1, "one commit for the three that came during the stall")
+    }
+
+    /// A deliverer's reads never wait for a commit in flight (a card that stalls for seconds):
+    /// with the journal's queue held, what to send next and how many wait are answered at once,
+    /// from the last commit and what is held, each record once; then, the commit done, the same.
+    @Test func whatToSendNextIsAnsweredWhileACommitIsInFlight() async throws {
+        let rig = try Rig()
+        try rig.journal.register(destination: "home", settings: "{}")
+        let writer = rig.writer(.grouped)
+        for index in 1...3 { writer.record(fix(index)) }
+        #expect(writer.commit())
+        let sent = try await writer.pending(for: "home", limit: 2)
+        writer.acknowledge(sent.records, by: "home")  // 1 and 2 delivered, 3 not yet
+        let disk = DispatchSemaphore(value: 0)
+        rig.journal.queue.async { disk.wait() }  // blocking-ok: the journal's queue, standing for a commit the disk holds
+        defer { disk.signal() }
+        writer.record(fix(4))
+        let commit = Task { await writer.commit() }  // queued behind the stall, with fix 4 and the cursor
+        let answers = Locked<(next: [Int64], ids: [String], waiting: Int)?>(nil)
+        DispatchQueue.global().async {
+            let pending = try? writer.pending(for: "home", limit: 10)
+            let waiting = (try? writer.waiting(for: "home")) ?? -1
+            answers.withLock { $0 = pending.map { ($0.records.map(\.sequence), $0.records.map(\.id), waiting) } }
+        }
+        try await waitUntil("the answers, with the journal's queue held") { answers.read { $0 != nil } }
+        let during = try #require(answers.read { $0 })
+        #expect(during.next == [3], "the stored one not delivered; the held one once it is sent")
+        #expect(during.waiting == 2, "3, stored, and 4, held")
+        writer.acknowledge(try await writer.pending(for: "home", limit: 10).records, by: "home")
+        let held = try await writer.pending(for: "home", limit: 10)
+        #expect(held.records.map(\.sequence) == [0], "then fix 4, held")
+        #expect(try await writer.waiting(for: "home") == 1)
+        disk.signal()
+        #expect(await commit.value)
+        let after = try await writer.pending(for: "home", limit: 10)
+        #expect(after.records.map(\.sequence) == [4])
+        #expect(after.records.map(\.id) == held.records.map(\.id), "stored with the id it was sent under")
+        #expect(try await writer.waiting(for: "home") == 1)
     }
 
     /// Grouped: nothing is stored (or acknowledged) before the group's first fix has waited
