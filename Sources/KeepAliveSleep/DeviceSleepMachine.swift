@@ -12,8 +12,10 @@ public import KeepAliveCore
 ///   with denied): the same, and never once the user's session is inactive. Released the moment
 ///   the rule stops holding: the model suspended the app, the session went inactive.
 /// - **Sleep and resume**: a `delay` lock is held while awake; when logind announces a sleep,
-///   the location watch is closed, the journal committed, delivery given at most
-///   ``Options/preparation``, the wake alarm armed, and only then the delay lock released. On the resume,
+///   the wake alarm is armed first (logind may not wait for the preparation: its delay is its
+///   own, `InhibitDelayMaxUSec`), then the location watch is closed, the journal committed,
+///   delivery given at most ``Options/preparation``, the alarm armed again if the time it
+///   needs moved, and only then the delay lock released. On the resume,
 ///   the time asleep is a gap, the watch reopens, delivery goes on, and the delay lock is taken
 ///   again for the next sleep.
 /// - **Wakes**: work the rules wake an app for (a refresh task at its begin date, the monitoring
@@ -138,8 +140,8 @@ public struct DeviceSleepMachine: Sendable {
 
     private enum Phase: Equatable {
         case awake
-        /// Preparing a sleep announced at this time.
-        case preparing(since: Duration)
+        /// Preparing a sleep announced at this time, the wake alarm already armed for `alarm`.
+        case preparing(since: Duration, alarm: Alarm?)
         /// Asleep since this time, woken by `alarm` if one was armed.
         case asleep(since: Duration, alarm: Alarm?)
         /// Awake for a wake's work: waiting for a fix until `until`, then delivering.
@@ -204,7 +206,7 @@ public struct DeviceSleepMachine: Sendable {
             return workEnded(kind, now: now, timedOut: false)
         case .timerFired(let now):
             switch phase {
-            case .preparing(let since) where now >= since + options.preparation:
+            case .preparing(let since, _) where now >= since + options.preparation:
                 return prepared(now: now)
             case .working(let kind, let fixed, let until) where now >= until:
                 if !fixed {
@@ -273,8 +275,11 @@ public struct DeviceSleepMachine: Sendable {
         case .preparing, .asleep: return []
         case .awake, .working: break
         }
-        phase = .preparing(since: now)
-        var actions: [Action] = [.say(.sleepAnnounced(heldFor: heldFor))]
+        // Armed before anything else: a system whose delay is shorter than the preparation
+        // suspends without waiting for it, and must still wake for the work.
+        let alarm = nextAlarm(from: now)
+        phase = .preparing(since: now, alarm: alarm)
+        var actions: [Action] = [.say(.sleepAnnounced(heldFor: heldFor))] + arm(alarm, now: now)
         if heldFor != nil {
             heldFor = nil
             actions.append(.letSleep(reason: "the device goes to sleep"))
@@ -283,20 +288,28 @@ public struct DeviceSleepMachine: Sendable {
     }
 
     private mutating func prepared(now: Duration) -> [Action] {
-        guard case .preparing = phase else { return [] }
-        // The hybrid's poll wakes the device only when authorized always, as iOS allows it.
-        // At least `alarmLead` after the sleep begins: the kernel refuses to suspend for an
-        // alarm due within 2 s, and work already due waits for the shortest sleep.
+        guard case .preparing(_, let armed) = phase else { return [] }
+        // Armed again only if the alarm the sleep needs moved (its lead is counted from now).
+        let alarm = nextAlarm(from: now)
+        phase = .asleep(since: now, alarm: alarm)
+        let rearm: [Action] = alarm == armed ? [] : alarm == nil ? [.disarmAlarm] : arm(alarm, now: now)
+        return rearm + [.releaseDelayLock]
+    }
+
+    /// The earliest wake the budgets allow for a sleep beginning at `now`. The hybrid's poll
+    /// wakes the device only when authorized always, as iOS allows it. At least `alarmLead`
+    /// after the sleep begins: the kernel refuses to suspend for an alarm due within 2 s, and
+    /// work already due waits for the shortest sleep.
+    private func nextAlarm(from now: Duration) -> Alarm? {
         let always = apps.values.contains { $0.authorization == .always }
-        let alarm = options.wakes.filter { $0 != .poll || always }
+        return options.wakes.filter { $0 != .poll || always }
             .compactMap { kind in nextWake(of: kind, from: now).map { Alarm(kind: kind, at: max($0, now + Self.alarmLead)) } }
             .min { $0.at < $1.at }
-        phase = .asleep(since: now, alarm: alarm)
-        var actions: [Action] = []
-        if let alarm {
-            actions += [.armAlarm(at: alarm.at, for: alarm.kind), .say(.alarmArmed(alarm.kind, in: alarm.at - now))]
-        }
-        return actions + [.releaseDelayLock]
+    }
+
+    private func arm(_ alarm: Alarm?, now: Duration) -> [Action] {
+        guard let alarm else { return [] }
+        return [.armAlarm(at: alarm.at, for: alarm.kind), .say(.alarmArmed(alarm.kind, in: alarm.at - now))]
     }
 
     private mutating func resumed(now: Duration) -> [Action] {
@@ -304,7 +317,7 @@ public struct DeviceSleepMachine: Sendable {
         let alarm: Alarm?
         switch phase {
         case .asleep(let start, let armed): (since, alarm) = (start, armed)
-        case .preparing(let start): (since, alarm) = (start, nil)  // the sleep did not wait for us
+        case .preparing(let start, let armed): (since, alarm) = (start, armed)  // the sleep did not wait for us
         case .awake, .working: return []
         }
         var actions: [Action] = [.disarmAlarm, .takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))]
