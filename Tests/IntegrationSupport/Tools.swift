@@ -1,11 +1,12 @@
 package import Foundation
 import LocationKeepAlive
-import Synchronization
 import TestWaiting
 
 /// Where the project's scripts and the built `keepalive` are, and whether gpsd is installed.
 package enum Tools {
-    private static let nextPort = Mutex<Int?>(nil)
+    /// Behind `Locked`, not `Synchronization.Mutex`, whose futex ThreadSanitizer does not see
+    /// (the TSan step reported a race here).
+    private static let nextPort = Locked<Int?>(nil)
 
     /// Real-time bounds in the tests are multiplied by `KEEPALIVE_TEST_TIME_SCALE` (default 1):
     /// `scripts/tsan` sets 10, since every process runs about ten times slower under TSan.

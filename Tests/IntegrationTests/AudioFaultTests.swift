@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import KeepAliveCore
 import LocationKeepAliveMocks
 import Subprocess
 import IntegrationSupport
@@ -102,7 +102,7 @@ struct AudioFaultTests {
 /// thread of its own as soon as the first byte has been read: the writer's next write finds no
 /// reader. A thread rather than a task, so that a busy concurrency pool cannot delay it.
 private final class FIFOReader: Sendable {
-    private let done = Mutex(false)
+    private let done = Locked(false)  // not Mutex: ThreadSanitizer does not see its futex
 
     /// Whether a byte was read before the reader closed.
     var readByte: Bool { done.withLock { $0 } }
