@@ -304,7 +304,7 @@ public struct DeviceSleepMachine: Sendable {
         let always = apps.values.contains { $0.authorization == .always }
         return options.wakes.filter { $0 != .poll || always }
             .compactMap { kind in nextWake(of: kind, from: now).map { Alarm(kind: kind, at: max($0, now + Self.alarmLead)) } }
-            .min { $0.at < $1.at }
+            .min { ($0.at, $0.kind.rawValue) < ($1.at, $1.kind.rawValue) }  // ties: the same kind each time
     }
 
     private func arm(_ alarm: Alarm?, now: Duration) -> [Action] {
