@@ -59,15 +59,43 @@ package final class ChildProcess {
     }
 }
 
-/// Waits (real time) until `condition` holds; fails the test with `what` after `timeout`.
+/// Waits (real time) until `condition` holds; fails the test with `what` after `timeout`
+/// (scaled), or with the error `condition` throws.
+///
+/// The condition reads journals, files and processes' output, blocking calls: it is asked on a
+/// thread of its own every 50 ms (``holds(within:every:_:)``), never on the concurrency pool,
+/// where a journal opened while the service commits can wait out SQLite's busy timeout holding
+/// one of the pool's threads, and a condition asked every 10 ms kept one busy under
+/// ThreadSanitizer.
 package func eventually(
     _ what: String,
     timeout: Duration = .seconds(60),
     context: (() -> String)? = nil,
-    _ condition: () throws -> Bool
+    _ condition: @escaping () throws -> Bool
 ) async throws {
-    guard try await !holds(within: timeout, asking: condition) else { return }
-    throw ToolMissing("timed out after \(timeout) waiting for \(what)" + (context.map { ":\n" + $0() } ?? ""))
+    // Unchecked: the condition runs on the wait's thread alone while this task awaits it.
+    let asked = OffThePool(condition)
+    let held = try await holds(within: timeout, every: .milliseconds(50)) { asked.holds() }
+    if let failure = asked.failure.withLock({ $0 }) { throw failure }
+    guard !held else { return }
+    throw ToolMissing("timed out after \(TestTime.bound(timeout)) waiting for \(what)" + (context.map { ":\n" + $0() } ?? ""))
+}
+
+/// A throwing condition asked from the wait's thread: an error ends the wait and is kept.
+private final class OffThePool: @unchecked Sendable {
+    private let condition: () throws -> Bool
+    let failure = Locked<(any Error)?>(nil)
+
+    init(_ condition: @escaping () throws -> Bool) { self.condition = condition }
+
+    func holds() -> Bool {
+        do {
+            return try condition()
+        } catch {
+            failure.withLock { $0 = error }
+            return true
+        }
+    }
 }
 
 /// A real mosquitto broker on a free loopback port, with a config the test writes:
@@ -256,7 +284,8 @@ package final class MosquittoSubscriber {
         let command =
             namespace + ["/usr/bin/mosquitto_sub", "-t", topic, "-c", "-i", "sub-\(UUID().uuidString.prefix(8))", "-v"]
             + connection
-        process = try ChildProcess(command[0], Array(command.dropFirst()), output: output)
+        let process = try ChildProcess(command[0], Array(command.dropFirst()), output: output)
+        self.process = process
         // Subscribed before anything is published, and its session saved by the broker (which
         // saves on every change): a probe on the topic, published again until it comes back.
         let probeTopic = topic.replacingOccurrences(of: "#", with: "probe").replacingOccurrences(of: "+", with: "probe")
@@ -336,7 +365,9 @@ package struct DeliveryCounts: CustomStringConvertible {
 
 /// A journal written only by the test, and all its records.
 package func allRecords(_ path: String) throws -> [JournalRecord] {
-    let journal = try FixJournal(file: URL(fileURLWithPath: path))
+    // Read-only: a test's look never writes (a read-write open migrates and applies retention,
+    // racing the service's commits for the file's lock).
+    let journal = try FixJournal(file: URL(fileURLWithPath: path), access: .readOnly)
     var records: [JournalRecord] = []
     try journal.forEachRecord { records.append($0) }
     return records

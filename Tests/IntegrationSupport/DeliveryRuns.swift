@@ -32,7 +32,7 @@ package enum DeliveryRuns {
     }
 
     package static func depth(_ journal: String) throws -> Int {
-        try FixJournal(file: URL(fileURLWithPath: journal)).status().destinations.map(\.depth).reduce(0, +)
+        try FixJournal(file: URL(fileURLWithPath: journal), access: .readOnly).status().destinations.map(\.depth).reduce(0, +)
     }
 
     package static func producedFixes(_ output: String) -> [String] {

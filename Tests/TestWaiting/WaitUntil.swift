@@ -26,17 +26,21 @@ package func waitUntil(
     }
 }
 
-/// Whether `condition` comes to hold within `timeout` (scaled), looked at every 5 ms on a thread
-/// of its own (see ``waitUntil(_:within:sourceLocation:_:)``); false at the deadline, and at
-/// once when the task is cancelled. For a test that asserts the answer itself.
-package func holds(within timeout: Duration, _ condition: @escaping @Sendable () -> Bool) async throws -> Bool {
+/// Whether `condition` comes to hold within `timeout` (scaled), looked at every 5 ms (or
+/// `every`: a condition that opens files) on a thread of its own (see
+/// ``waitUntil(_:within:sourceLocation:_:)``); false at the deadline, and at once when the task
+/// is cancelled. For a test that asserts the answer itself.
+package func holds(
+    within timeout: Duration, every interval: Duration = .milliseconds(5), _ condition: @escaping @Sendable () -> Bool
+) async throws -> Bool {
+    let pause = useconds_t(interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000)
     let deadline = ContinuousClock.now + TestTime.bound(timeout)
     let cancelled = CancelFlag()
     let held = await withTaskCancellationHandler {
         await onOwnThread {
             while !condition() {
                 guard ContinuousClock.now < deadline, !cancelled.isSet else { return condition() }
-                usleep(5_000)
+                usleep(pause)
             }
             return true
         }

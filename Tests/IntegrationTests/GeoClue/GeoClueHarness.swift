@@ -209,7 +209,7 @@ final class RawGeoClueClient: Sendable {
     func kill() async throws {
         // SIGKILL: the test runner's blocked signals are inherited, SIGTERM would wait.
         Glibc.kill(process.processIdentifier, SIGKILL)
-        try await eventually("geoclue-probe raw to end after SIGKILL") { !process.isRunning }
+        try await eventually("geoclue-probe raw to end after SIGKILL") { [process] in !process.isRunning }
     }
 
     /// The next line the probe printed, as JSON, within a minute (scaled as every bound).
