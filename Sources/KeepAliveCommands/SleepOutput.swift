@@ -2,7 +2,7 @@ import KeepAliveSleep
 
 extension Output {
     /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`lock`,
-    /// `unlock`, `announced`, `alarm`, `resumed`, `woke`, `no-fix`, `work-done`, `session`,
+    /// `unlock`, `announced`, `alarm`, `resumed`, `woke`, `no-fix`, `work-done`, `work-interrupted`, `session`,
     /// `failed`, `not-followed`), with the lock's `mode` and `why`, the `kind` of work, and durations in `seconds`.
     static func describe(sleep notice: SleepNotice, in object: inout JSONLine) {
         switch notice {
@@ -46,6 +46,9 @@ extension Output {
             object["sleep"] = "work-done"
             object["kind"] = .string(kind.rawValue)
             object["timedOut"] = .bool(timedOut)
+        case .workInterrupted(let kind):
+            object["sleep"] = "work-interrupted"
+            object["kind"] = .string(kind.rawValue)
         }
     }
 }

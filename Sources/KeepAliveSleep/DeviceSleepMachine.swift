@@ -159,6 +159,9 @@ public struct DeviceSleepMachine: Sendable {
     private var session = SessionState.none
     private var budgets: [WakeKind: WakeBudget]
     private var due: [WakeKind: Duration] = [:]
+    /// The budget and due time of the wake whose work runs now, as they were before it: a
+    /// sleep that comes before the work is done puts them back.
+    private var beforeWake: (budget: WakeBudget?, due: Duration)?
     /// Why the `block` lock is held now (`nil`: not held).
     public private(set) var heldFor: String?
 
@@ -275,11 +278,21 @@ public struct DeviceSleepMachine: Sendable {
         case .preparing, .asleep: return []
         case .awake, .working: break
         }
+        var interrupted: [Action] = []
+        if case .working(let kind, false, _) = phase, let before = beforeWake {
+            // Another process suspended the device before the work was done (its fix, its
+            // app's task): the work stays due at its time and its wake is not counted, so that
+            // this sleep's alarm wakes the device for it again, not a budget's period later.
+            budgets[kind] = before.budget
+            due[kind] = min(due[kind] ?? before.due, before.due)
+            interrupted = [.say(.workInterrupted(kind))]
+        }
+        beforeWake = nil
         // Armed before anything else: a system whose delay is shorter than the preparation
         // suspends without waiting for it, and must still wake for the work.
         let alarm = nextAlarm(from: now)
         phase = .preparing(since: now, alarm: alarm)
-        var actions: [Action] = [.say(.sleepAnnounced(heldFor: heldFor))] + arm(alarm, now: now)
+        var actions: [Action] = interrupted + [.say(.sleepAnnounced(heldFor: heldFor))] + arm(alarm, now: now)
         if heldFor != nil {
             heldFor = nil
             actions.append(.letSleep(reason: "the device goes to sleep"))
@@ -320,22 +333,26 @@ public struct DeviceSleepMachine: Sendable {
         case .preparing(let start, let armed): (since, alarm) = (start, armed)  // the sleep did not wait for us
         case .awake, .working: return []
         }
-        var actions: [Action] = [.disarmAlarm, .takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))]
+        var work: [Action] = []
         // The alarm's wake: within a second of its time (the RTC's resolution), or later.
         if let alarm, now + .seconds(1) >= alarm.at {
             let kind = alarm.kind
+            beforeWake = (budgets[kind], due[kind] ?? alarm.at)
             budgets[kind, default: kind.defaultBudget].spend(at: now)
             due[kind] = options.every[kind].map { now + $0 }
             phase = .working(kind, fixed: false, until: now + options.fixWait)
-            actions += [.say(.woke(kind, late: max(.zero, now - alarm.at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
+            work = [.say(.woke(kind, late: max(.zero, now - alarm.at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
         } else {
             phase = .awake
         }
-        return actions + hold()
+        // The lock first: the device is held for the work before the slower steps of the
+        // resume (a loaded system's user or idle action may suspend it again within seconds).
+        return [.disarmAlarm] + hold() + [.takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))] + work
     }
 
     private mutating func workEnded(_ kind: WakeKind, now: Duration, timedOut: Bool) -> [Action] {
         phase = .awake
+        beforeWake = nil
         return [.say(.workEnded(kind, timedOut: timedOut))] + hold(ended: "done: woken for \(kind.rawValue)")
     }
 }

@@ -26,6 +26,8 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case noFix(WakeKind, waited: Duration)
     /// A wake's work ended (delivered, or its time ran out).
     case workEnded(WakeKind, timedOut: Bool)
+    /// A sleep came before a wake's work was done: the work stays due, its wake not counted.
+    case workInterrupted(WakeKind)
 
     /// The notice in words, as the output prints it.
     public var description: String {
@@ -43,6 +45,7 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
         case .noFix(let kind, let waited): "sleep: no fix within \(waited.secondsText) of the wake for \(kind.rawValue)"
         case .workEnded(let kind, let timedOut):
             "sleep: the wake for \(kind.rawValue) " + (timedOut ? "ran out of time" : "is done") + "; the device may sleep"
+        case .workInterrupted(let kind): "sleep: the device sleeps before the work for \(kind.rawValue) is done; it stays due"
         }
     }
 }

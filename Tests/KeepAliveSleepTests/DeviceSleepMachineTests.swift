@@ -115,7 +115,7 @@ struct DeviceSleepMachineTests {
         _ = optedOut.handle(.wake(.poll, at: seconds(30), now: .zero))
         _ = optedOut.handle(.sleepAnnounced(now: seconds(1)))
         _ = optedOut.handle(.prepared(now: seconds(1)))
-        #expect(optedOut.handle(.resumed(now: seconds(30))).last == .holdAwake(reason: "woken for poll"))
+        #expect(optedOut.handle(.resumed(now: seconds(30))).contains(.holdAwake(reason: "woken for poll")))
     }
 
     @Test func aSleepIsPreparedForAndTheDelayLockReleasedOnlyAfter() {
@@ -137,8 +137,8 @@ struct DeviceSleepMachineTests {
         #expect(
             machine.handle(.resumed(now: seconds(160)))
                 == [
-                    .disarmAlarm, .takeDelayLock, .resume(asleep: seconds(58)), .say(.resumed(asleep: seconds(58))),
-                    .holdAwake(reason: "location always"),
+                    .disarmAlarm, .holdAwake(reason: "location always"),
+                    .takeDelayLock, .resume(asleep: seconds(58)), .say(.resumed(asleep: seconds(58))),
                 ]
         )
     }
@@ -181,9 +181,10 @@ struct DeviceSleepMachineTests {
         #expect(
             machine.handle(.resumed(now: seconds(201)))
                 == [
-                    .disarmAlarm, .takeDelayLock, .resume(asleep: seconds(190)), .say(.resumed(asleep: seconds(190))),
-                    .say(.woke(.refresh, late: seconds(1))),
-                    .runWork(.refresh), .scheduleTimer(at: seconds(246)), .holdAwake(reason: "woken for refresh"),
+                    // Held first: the device may be suspended again within seconds.
+                    .disarmAlarm, .holdAwake(reason: "woken for refresh"),
+                    .takeDelayLock, .resume(asleep: seconds(190)), .say(.resumed(asleep: seconds(190))),
+                    .say(.woke(.refresh, late: seconds(1))), .runWork(.refresh), .scheduleTimer(at: seconds(246)),
                 ]
         )
         #expect(machine.handle(.fixArrived(now: seconds(230))) == [.deliverNow])
@@ -259,5 +260,34 @@ struct DeviceSleepMachineTests {
         #expect(actions.contains(.letSleep(reason: "the device goes to sleep")))
         #expect(machine.heldFor == nil)
         #expect(machine.handle(.fixArrived(now: seconds(26))).isEmpty)
+    }
+
+    @Test func aWakesWorkCutShortByASleepStaysDueAndItsWakeIsNotCounted() {
+        var machine = started()
+        // A refresh may wake the device once in 15 minutes; it woke it at 200 s.
+        #expect(sleep(&machine, wakingFor: .refresh, at: seconds(200), resumedAt: seconds(200)).contains(.runWork(.refresh)))
+        #expect(machine.nextWake(of: .refresh, from: seconds(200)) == nil, "spent: no refresh due")
+        // Suspended by someone else 6 s later, before the app's task was done: the refresh is
+        // due again at the shortest sleep, not 15 minutes on.
+        let actions = machine.handle(.sleepAnnounced(now: seconds(206)))
+        #expect(Array(actions.prefix(2)) == [.say(.workInterrupted(.refresh)), .say(.sleepAnnounced(heldFor: "woken for refresh"))])
+        #expect(actions.contains(.armAlarm(at: seconds(211), for: .refresh)))
+        _ = machine.handle(.prepared(now: seconds(207)))
+        let resumed = machine.handle(.resumed(now: seconds(211)))
+        #expect(resumed.contains(.runWork(.refresh)))
+        // Done this time: spent, and a later sleep is not woken for it.
+        _ = machine.handle(.fixArrived(now: seconds(215)))
+        _ = machine.handle(.workDone(now: seconds(216)))
+        #expect(!machine.handle(.sleepAnnounced(now: seconds(220))).contains { if case .armAlarm = $0 { true } else { false } })
+        #expect(machine.nextWake(of: .refresh, from: seconds(220)) == nil)
+    }
+
+    @Test func aWakeWhoseFixArrivedIsNotRepeatedWhenASleepCutsItsDelivery() {
+        var machine = started()
+        _ = sleep(&machine, wakingFor: .refresh, at: seconds(200), resumedAt: seconds(200))
+        #expect(machine.handle(.fixArrived(now: seconds(203))) == [.deliverNow])
+        let actions = machine.handle(.sleepAnnounced(now: seconds(204)))
+        #expect(!actions.contains(.say(.workInterrupted(.refresh))))
+        #expect(!actions.contains { if case .armAlarm = $0 { true } else { false } })
     }
 }
