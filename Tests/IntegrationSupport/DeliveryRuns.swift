@@ -31,8 +31,14 @@ package enum DeliveryRuns {
         )
     }
 
+    /// What waits for delivery in `journal`, all destinations together. Throws until the
+    /// deliverer has named its destinations in the journal: before that, nothing counts as
+    /// waiting, and a test that stopped the service at a depth of 0 then stopped it before a
+    /// single fix was sent (the first look of a loaded run came before the deliverer's start).
     package static func depth(_ journal: String) throws -> Int {
-        try FixJournal(file: URL(fileURLWithPath: journal), access: .readOnly).status().destinations.map(\.depth).reduce(0, +)
+        let destinations = try FixJournal(file: URL(fileURLWithPath: journal), access: .readOnly).status().destinations
+        guard !destinations.isEmpty else { throw ToolMissing("\(journal) names no destination yet: the deliverer has not started") }
+        return destinations.map(\.depth).reduce(0, +)
     }
 
     package static func producedFixes(_ output: String) -> [String] {

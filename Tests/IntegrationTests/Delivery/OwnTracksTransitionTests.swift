@@ -122,7 +122,14 @@ struct OwnTracksTransitionTests {
         // The two regions overlap: the boat is inside both for a while.
         #expect(transitions == ["f7676c satisfied", "6553f100 satisfied", "f7676c unsatisfied", "6553f100 unsatisfied"])
         #expect(records.contains { $0.event?.identifier == "far" }, "the first fix decided that the boat is outside Far away")
-        try await eventually("mosquitto_sub to see \(expected.count) messages") { Self.received(subscriber).count >= expected.count }
+        try await eventually(
+            "mosquitto_sub to see \(expected.count) messages",
+            context: {
+                let ids = Self.received(subscriber).map { $0.message.strings["_id"] ?? "?" }
+                let missing = expected.map(\.id).filter { !ids.contains($0) }
+                return "received \(ids.count); missing \(missing.count): \(missing.prefix(20)); the service's end:\n\(service.tail)"
+            }
+        ) { Self.received(subscriber).count >= expected.count }
         let received = Self.received(subscriber)
         #expect(received.count == expected.count, "each once")
         let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.shortID, $0) })
