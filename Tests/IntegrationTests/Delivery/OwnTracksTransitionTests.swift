@@ -131,7 +131,7 @@ struct OwnTracksTransitionTests {
             }
         ) { Self.received(subscriber).count >= expected.count }
         let received = Self.received(subscriber)
-        #expect(received.count == expected.count, "each once")
+        #expect(received.count == expected.count, "each once; the service's end:\n\(service.tail)")
         let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.shortID, $0) })
         for (got, wanted) in zip(received, expected) {
             Self.check(got.message, json: got.json, against: wanted, record: byID[wanted.id]!)
