@@ -232,7 +232,7 @@ public final class AppProcessGroup: Sendable {
         }
         guard !stopped else { return }
         continueStopped()
-        let states = running.prefix(5).map { "\($0) in state \(ProcFS.state(of: $0) ?? "?")" }.joined(separator: ", ")
+        let states = running.prefix(5).map(ProcFS.portrait(of:)).joined(separator: "; ")
         throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time (\(states); D is an uninterruptible wait)")
     }
 

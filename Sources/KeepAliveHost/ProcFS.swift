@@ -63,6 +63,24 @@ enum ProcFS {
     /// The process's session id.
     static func session(of pid: pid_t) -> pid_t? { stat(pid).flatMap { $0.count > 3 ? pid_t($0[3]) : nil } }
 
+    /// A process that would not stop, in words, for the error that says so: its command, state,
+    /// where in the kernel it waits (`wchan`), its parent, its start, and its signals pending,
+    /// blocked and ignored (`/proc/PID/status`, hexadecimal masks: SIGSTOP is 0x10000).
+    static func portrait(of pid: pid_t) -> String {
+        let command = KernelFile.read("/proc/\(pid)/comm")?.trimmed ?? "?"
+        let fields = stat(pid)
+        let wchan = KernelFile.read("/proc/\(pid)/wchan").map { $0.isEmpty ? "-" : $0 } ?? "?"
+        let status = (KernelFile.read("/proc/\(pid)/status") ?? "").split(separator: "\n")
+        let signals = ["SigPnd", "ShdPnd", "SigBlk", "SigIgn", "TracerPid"].compactMap { key in
+            status.first { $0.hasPrefix("\(key):") }.map { "\(key) \($0.dropFirst(key.count + 1).trimmed)" }
+        }
+        let state = fields?.first.map(String.init) ?? "?"
+        let parent = fields.flatMap { $0.count > 1 ? String($0[1]) : nil } ?? "?"
+        let start = startTime(of: pid).map(String.init) ?? "?"
+        return (["\(pid) (\(command)) in state \(state)", "wchan \(wchan)", "parent \(parent)", "started at tick \(start)"] + signals)
+            .joined(separator: ", ")
+    }
+
     /// The process's state letter (`R`, `S`, `T` stopped, `Z` zombie...).
     static func state(of pid: pid_t) -> Character? { stat(pid)?.first?.first }
 

@@ -1,3 +1,4 @@
+import Glibc
 import KeepAliveCore
 @testable import KeepAliveHost
 import Testing
@@ -72,5 +73,23 @@ struct AppProcessGroupTests {
         let waited = try await thaw.value
         #expect(waited < .seconds(3600), "the thaw waited for the kernel after the newer freeze")
         #expect(group.isFreezeRequested && group.isFrozen)
+    }
+}
+
+/// What a freeze that failed says of a process that would not stop: enough to tell a process
+/// busy in the kernel from one that never got the signal.
+struct ProcessPortraitTests {
+    @Test func aProcessIsDescribedByItsCommandStateWaitParentAndSignals() throws {
+        let portrait = ProcFS.portrait(of: getpid())
+        let command = try #require(KernelFile.read("/proc/self/comm")?.trimmed)
+        // Its main thread's state (the test runs on another), read a moment later.
+        #expect(portrait.hasPrefix("\(getpid()) (\(command)) in state "))
+        #expect(portrait.contains(", wchan "))
+        #expect(portrait.contains("parent \(getppid()), started at tick \(ProcFS.startTime(of: getpid())!)"))
+        for key in ["SigPnd ", "ShdPnd ", "SigBlk ", "SigIgn ", "TracerPid 0"] { #expect(portrait.contains(key)) }
+    }
+
+    @Test func aProcessThatIsGoneIsSaidUnknown() {
+        #expect(ProcFS.portrait(of: 4_194_304 + 1) == "4194305 (?) in state ?, wchan ?, parent ?, started at tick ?")
     }
 }
