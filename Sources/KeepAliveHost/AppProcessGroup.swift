@@ -231,8 +231,9 @@ public final class AppProcessGroup: Sendable {
             return running.isEmpty
         }
         guard !stopped else { return }
-        continueStopped()
+        // Described before they are continued (a SIGCONT would wake them, and be pending).
         let states = running.prefix(5).map(ProcFS.portrait(of:)).joined(separator: "; ")
+        continueStopped()
         throw HostError(.freezeFailed, "\(running.count) processes of \(app) did not stop in time (\(states); D is an uninterruptible wait)")
     }
 
