@@ -81,10 +81,13 @@ public final class AppProcessGroup: Sendable {
     /// stopped with signals when its freezer stuck). Never what the host asked, only what is.
     public var isFrozen: Bool { freezing.isFrozen(self) }
 
-    /// Whether the group has processes and every one is stopped.
+    /// Whether the group has processes and every one is stopped (or waits in `vfork` for a
+    /// stopped child, which holds it as surely: ``ProcFS/waitsForStoppedVforkChild(_:among:)``).
     var allStopped: Bool {
         let members = processes()
-        return !members.isEmpty && members.allSatisfy { ProcFS.state(of: $0).map { $0 == "T" || $0 == "t" } ?? true }
+        return !members.isEmpty && members.allSatisfy { pid in
+            ProcFS.state(of: pid).map { $0 == "T" || $0 == "t" } ?? true || ProcFS.waitsForStoppedVforkChild(pid, among: members)
+        }
     }
 
     /// Starts the app's command in the group, in a session of its own (the command first,
@@ -225,7 +228,10 @@ public final class AppProcessGroup: Sendable {
         var running: [pid_t] = []
         let stopped = await KernelWait.until(deadline) {
             let members = processes()
-            running = members.filter { ProcFS.state(of: $0).map { $0 != "T" && $0 != "t" } ?? false }
+            running = members.filter { pid in
+                guard let state = ProcFS.state(of: pid), state != "T", state != "t" else { return false }
+                return !ProcFS.waitsForStoppedVforkChild(pid, among: members)
+            }
             state.withLock { $0.stopped = Array(Set($0.stopped).union(members)) }
             for pid in running { kill(pid, SIGSTOP) }
             return running.isEmpty

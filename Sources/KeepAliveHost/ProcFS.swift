@@ -81,6 +81,21 @@ enum ProcFS {
             .joined(separator: ", ")
     }
 
+    /// Whether `pid` waits in `vfork` for a child that is stopped: a shell's (dash's) or
+    /// `posix_spawn`'s parent waits in the kernel, uninterruptibly, until its child has exec'd or
+    /// ended, so with that child stopped before its exec it cannot run either, and the SIGSTOP
+    /// sent to it takes effect only once the child goes on. `among`: the processes to look
+    /// for the child in.
+    static func waitsForStoppedVforkChild(_ pid: pid_t, among processes: [pid_t]) -> Bool {
+        guard state(of: pid) == "D", let wchan = KernelFile.read("/proc/\(pid)/wchan"),
+            wchan.contains("clone") || wchan.contains("fork")
+        else { return false }
+        return processes.contains { child in
+            guard let fields = stat(child), fields.count > 1, pid_t(fields[1]) == pid else { return false }
+            return fields[0] == "T" || fields[0] == "t"
+        }
+    }
+
     /// The process's state letter (`R`, `S`, `T` stopped, `Z` zombie...).
     static func state(of pid: pid_t) -> Character? { stat(pid)?.first?.first }
 
