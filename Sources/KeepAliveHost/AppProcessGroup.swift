@@ -82,12 +82,10 @@ public final class AppProcessGroup: Sendable {
     public var isFrozen: Bool { freezing.isFrozen(self) }
 
     /// Whether the group has processes and every one is stopped (or waits in `vfork` for a
-    /// stopped child, which holds it as surely: ``ProcFS/waitsForStoppedVforkChild(_:among:)``).
+    /// stopped child, which holds it as surely: ``ProcFS/isHeld(_:among:)``).
     var allStopped: Bool {
         let members = processes()
-        return !members.isEmpty && members.allSatisfy { pid in
-            ProcFS.state(of: pid).map { $0 == "T" || $0 == "t" } ?? true || ProcFS.waitsForStoppedVforkChild(pid, among: members)
-        }
+        return !members.isEmpty && members.allSatisfy { ProcFS.isHeld($0, among: members) }
     }
 
     /// Starts the app's command in the group, in a session of its own (the command first,
@@ -228,10 +226,7 @@ public final class AppProcessGroup: Sendable {
         var running: [pid_t] = []
         let stopped = await KernelWait.until(deadline) {
             let members = processes()
-            running = members.filter { pid in
-                guard let state = ProcFS.state(of: pid), state != "T", state != "t" else { return false }
-                return !ProcFS.waitsForStoppedVforkChild(pid, among: members)
-            }
+            running = members.filter { !ProcFS.isHeld($0, among: members) }
             state.withLock { $0.stopped = Array(Set($0.stopped).union(members)) }
             for pid in running { kill(pid, SIGSTOP) }
             return running.isEmpty

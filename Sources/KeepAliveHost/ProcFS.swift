@@ -81,14 +81,15 @@ enum ProcFS {
             .joined(separator: ", ")
     }
 
-    /// Whether `pid` waits in `vfork` for a child that is stopped: a shell's (dash's) or
-    /// `posix_spawn`'s parent waits in the kernel, uninterruptibly, until its child has exec'd or
-    /// ended, so with that child stopped before its exec it cannot run either, and the SIGSTOP
-    /// sent to it takes effect only once the child goes on. `among`: the processes to look
-    /// for the child in.
-    static func waitsForStoppedVforkChild(_ pid: pid_t, among processes: [pid_t]) -> Bool {
-        guard state(of: pid) == "D", let wchan = KernelFile.read("/proc/\(pid)/wchan"),
-            wchan.contains("clone") || wchan.contains("fork")
+    /// Whether `pid` is held: stopped (`T`, `t`), gone, or waiting in `vfork` for a child that
+    /// is stopped. A shell's (dash's) or `posix_spawn`'s parent waits in the kernel,
+    /// uninterruptibly, until its child has exec'd or ended, so with that child stopped before
+    /// its exec it cannot run either, and the SIGSTOP sent to it takes effect only once the
+    /// child goes on. `among`: the processes to look for the child in.
+    static func isHeld(_ pid: pid_t, among processes: [pid_t]) -> Bool {
+        guard let state = state(of: pid) else { return true }
+        if state == "T" || state == "t" { return true }
+        guard state == "D", let wchan = KernelFile.read("/proc/\(pid)/wchan"), wchan.contains("clone") || wchan.contains("fork")
         else { return false }
         return processes.contains { child in
             guard let fields = stat(child), fields.count > 1, pid_t(fields[1]) == pid else { return false }
