@@ -102,8 +102,11 @@ extension FixJournal {
     }
 
     /// ``pending(for:limit:)``, after `after` where that is further than the stored cursor
-    /// (a ``JournalWriter`` keeps what was delivered since its last commit).
-    func pending(for destination: String, limit: Int, after: Int64?) throws(JournalError) -> PendingRecords {
+    /// (a ``JournalWriter`` keeps what was delivered since its last commit). With
+    /// `regionsAtEnd`, when the records read reach the journal's end,
+    /// ``PendingRecords/regionsAtEnd`` says the regions inside after the last, read in the same
+    /// snapshot: where a writer's held records go on from.
+    func pending(for destination: String, limit: Int, after: Int64?, regionsAtEnd: Bool = false) throws(JournalError) -> PendingRecords {
         try read { db in
             guard let stored = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM destination WHERE name = ?", arguments: [destination])
             else { throw JournalError.unknownDestination(destination) }
@@ -126,7 +129,11 @@ extension FixJournal {
                 record.insideRegions = ordered(try Self.regionsInside(db, before: record.sequence))
                 return record
             }
-            guard let first = next.first else { return PendingRecords(records: retried, retried: retried.count) }
+            let reachesTheEnd = regionsAtEnd && next.count < limit - retries.count
+            guard let first = next.first else {
+                let atEnd = reachesTheEnd ? try Self.regionsInside(db, before: .max) : nil
+                return PendingRecords(records: retried, retried: retried.count, regionsAtEnd: atEnd)
+            }
             var inside = try Self.regionsInside(db, before: first[0])
             let records = try next.map(JournalSchema.record).map { record in
                 var record = record
@@ -136,15 +143,17 @@ extension FixJournal {
                 }
                 return record
             }
-            return PendingRecords(records: retried + records, retried: retried.count)
+            return PendingRecords(records: retried + records, retried: retried.count, regionsAtEnd: reachesTheEnd ? inside : nil)
         }
     }
 
     /// `entries`, held by a writer and not yet stored, as records to send (sequence number 0),
-    /// each with the regions the device was inside then: the journal's, then the entries' own events.
-    func unstoredRecords(_ entries: some Collection<Entry>, battery: Int?) throws(JournalError) -> [JournalRecord] {
-        guard !entries.isEmpty else { return [] }
-        var inside = try read { db in try Self.regionsInside(db, before: .max) }
+    /// each with the regions the device was inside then: `inside` after the stored records (read
+    /// in the snapshot that found the entries unstored: one read later could already hold their
+    /// own events, and an entry would count as inside the region it enters), then the entries'
+    /// own events.
+    func unstoredRecords(_ entries: some Collection<Entry>, after inside: [String: MonitorEvent], battery: Int?) -> [JournalRecord] {
+        var inside = inside
         return entries.map { entry in
             var record = record(of: entry, battery: entry.battery ?? battery)
             record.insideRegions = inside.sorted { $0.key < $1.key }.map(\.value)
@@ -338,4 +347,7 @@ public struct PendingRecords: Sendable {
     public var records: [JournalRecord]
     /// How many of the first ``records`` are retried dead letters.
     public var retried: Int
+    /// The regions inside after the journal's last record, in the snapshot the records were
+    /// read in, when they reach its end.
+    var regionsAtEnd: [String: MonitorEvent]?
 }
