@@ -354,3 +354,16 @@ for target in package.targets where target.type != .system {
             .enableUpcomingFeature("InternalImportsByDefault"),
         ]
 }
+
+// The ThreadSanitizer build (scripts/tsan sets KEEPALIVE_TSAN_BUILD=1, in its own build folder)
+// compiles only what runs under it: the concurrent code's suites and the tools they run. The pure
+// code's suites (the simulator, region monitoring, GeoClue's rules, the fuzz findings, the
+// articles' snippets), the docs' manifest check and the benchmarks run unsanitized only
+// (scripts/tsan says why): compiled with ThreadSanitizer, they were built for nothing.
+if Context.environment["KEEPALIVE_TSAN_BUILD"] == "1" {
+    let unsanitized: Set = [
+        "KeepAliveGeoClueTests", "KeepAliveSimulationTests", "KeepAliveMonitoringTests", "FuzzRegressionTests", "ArticleSnippetTests",
+        "DocsIntegrationTests", "keepalive-bench",
+    ]
+    package.targets.removeAll { unsanitized.contains($0.name) }
+}
