@@ -67,8 +67,12 @@ import Testing
         }
 
         /// Moves the clock a second at a time until `transport`'s log satisfies `condition`
-        /// (at most `seconds`), giving the deliverer real time to reach its next wait between
-        /// steps (a slow machine, or TSan, may need more than a step). Returns the seconds moved.
+        /// (at most `seconds`); returns the seconds moved. At each time the deliverer's turn is
+        /// waited out, however long it takes: the log is looked at once the deliverer waits on
+        /// this clock again, and only then does time move. (Time once moved after a fixed real
+        /// time, and the deliverer's 5 s latency wait began seconds late on the test clock, the
+        /// main step on ad55d65; then the log was looked at for a fixed 100 ms, and a batch sent
+        /// after it, beside 470 other tests, was counted a second late, the fresh clone of abec2c7.)
         @discardableResult
         func advance(
             _ transport: ScriptedDeliveryTransport,
@@ -76,11 +80,10 @@ import Testing
             until condition: @escaping @Sendable (ScriptedDeliveryTransport.Log) -> Bool
         ) async -> Int? {
             for moved in 0...seconds {
-                if await transport.wait(timeout: .milliseconds(100), until: condition) { return moved }
-                // Time moves once the deliverer waits on this clock, not after a fixed real time:
-                // beside 460 other tests its turn took longer than the look above, and its 5 s
-                // latency wait began seconds late on the test clock (the main step on ad55d65).
-                _ = try? await holds(within: .seconds(5), asking: { await isWaitedOn() })
+                // A bound for a deliverer that never waits again, not for its turn: in that run the
+                // test took 48 s for what takes 0.1 s alone.
+                _ = try? await holds(within: .seconds(60), asking: { await isWaitedOn() })
+                if condition(transport.current) { return moved }
                 await clock.advance(by: .seconds(1))
             }
             return nil
