@@ -9,8 +9,14 @@ import KeepAliveMonitoring
 /// dead letters.
 extension FixJournal {
     /// Adds a destination, or changes its settings: its queue is kept either way. A new
-    /// destination starts with every record the journal holds.
+    /// destination starts with every record the journal holds. One already there with these
+    /// settings (every start after the first) costs a read, not a commit: on a card that takes
+    /// a second to sync, the service's first fixes would wait for it.
     public func register(destination name: String, settings: String) throws(JournalError) {
+        let stored = try read { db in
+            try String.fetchOne(db, sql: "SELECT settings FROM destination WHERE name = ?", arguments: [name])
+        }
+        guard stored != settings else { return }
         try write { db in
             try db.execute(
                 sql: """

@@ -105,6 +105,22 @@ import Testing
         #expect(try journal.destinations().map(\.settings) == ["mqtts://new/owntracks/a/b"])
     }
 
+    /// A destination registered again with its settings unchanged (every start of the service
+    /// after the first) needs no write: it goes through while the journal refuses writes (a
+    /// card that takes a second per sync would hold the first fixes for it), a change does not.
+    @Test func registeringAnUnchangedDestinationWritesNothing() throws {
+        let folder = TemporaryFolder()
+        let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
+        try journal.register(destination: "home", settings: "mqtt://broker/owntracks/a/b")
+        try journal.refuseWrites(true)
+        try journal.register(destination: "home", settings: "mqtt://broker/owntracks/a/b")
+        #expect(throws: JournalError.self) { try journal.register(destination: "home", settings: "mqtt://other/owntracks/a/b") }
+        #expect(throws: JournalError.self) { try journal.register(destination: "away", settings: "mqtt://broker/owntracks/a/b") }
+        try journal.refuseWrites(false)
+        try journal.register(destination: "home", settings: "mqtt://other/owntracks/a/b")
+        #expect(try journal.destinations().map(\.settings) == ["mqtt://other/owntracks/a/b"])
+    }
+
     @Test func aRefusedRecordBecomesADeadLetterAfterItsTriesAndCanBeRetried() throws {
         let folder = TemporaryFolder()
         let journal = try FixJournal(file: URL(fileURLWithPath: folder.file("j.sqlite")))
