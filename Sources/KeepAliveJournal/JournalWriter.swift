@@ -401,6 +401,11 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
                 } else if let id = position.heldThrough, let sequence = stored[id] {
                     // Acknowledged during the commit: kept for the next, its held record now numbered.
                     state.delivered[destination] = DeliveredPosition(through: max(position.through ?? 0, sequence))
+                } else if let id = position.heldThrough, state.held.contains(where: { $0.id == id }), let last = records.last?.sequence {
+                    // Acknowledged during the commit past what it stored: those led what was held,
+                    // so they were all sent. Forgotten, they went again from the journal (a whole
+                    // commit's worth, OwnTracksTransitionTests under ThreadSanitizer).
+                    state.delivered[destination] = DeliveredPosition(through: max(position.through ?? 0, last), heldThrough: id)
                 }
             }
             state.failure = nil
