@@ -221,6 +221,13 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
                 position.through = max(position.through ?? 0, last.sequence)
             } else if state.held.contains(where: { $0.id == last.id }) {
                 position.heldThrough = last.id
+                // Those before it that a commit stored after they were read went too: not again
+                // from the journal (a commit's worth went twice so, OwnTracksTransitionTests
+                // under ThreadSanitizer beside a busy loop).
+                let committed = state.committed
+                if let sequence = records.reversed().lazy.compactMap({ committed[$0.id] }).first {
+                    position.through = max(position.through ?? 0, sequence)
+                }
             } else if let sequence = state.committed[last.id] {
                 position.through = max(position.through ?? 0, sequence)
             }  // else stored long ago and forgotten here: sent again after a restart, with its id
