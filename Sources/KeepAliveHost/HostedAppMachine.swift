@@ -149,6 +149,9 @@ struct HostedAppMachine: Sendable {
     private var thawing: Int?
     /// A freeze decided while a thaw was under way, done once it is.
     private var freezeAfterThaw: (generation: Int, answered: Bool?)?
+    /// The decision whose freeze was last decided (under way or done): an older freeze that
+    /// ends after it leaves the group frozen, as this one wants it.
+    private var freezeDecided: Int?
 
     /// A launch of its: `reason` is why the host launched it (`nil`: the user did);
     /// `previous` is its launch before, whose budgets, wakes and notices go on.
@@ -223,16 +226,18 @@ struct HostedAppMachine: Sendable {
                 freezeAfterThaw = (step, answered)
                 return []
             }
-            return [.freeze(generation: step, answered: answered)]
+            return [freeze(answered: answered)]
         case .froze(let step): return froze(step, facts)
         case .thawed(let step, let wasFrozen):
             if thawing == step { thawing = nil }
-            guard step == generation else {  // suspended again meanwhile: its freeze goes now
-                defer { freezeAfterThaw = nil }
-                guard let freeze = freezeAfterThaw, freeze.generation == generation, facts.state == .suspended else { return [] }
-                return [.freeze(generation: freeze.generation, answered: freeze.answered)]
+            // Suspended again meanwhile, or thawed so that it could answer the notice of a
+            // suspension an older freeze got ahead of: its freeze goes now.
+            defer { freezeAfterThaw = nil }
+            if thawing == nil, let waiting = freezeAfterThaw, waiting.generation == generation, facts.state == .suspended {
+                return [freeze(answered: waiting.answered)]
             }
-            return (wasFrozen ? [.send([HostNotice(.didResume)])] : []) + flush(facts, thawed: true)
+            guard step == generation else { return [] }
+            return (wasFrozen && facts.state != .suspended ? [.send([HostNotice(.didResume)])] : []) + flush(facts, thawed: true)
         case .dataArrived(let step):
             guard step == generation, facts.state == .suspended else { return [] }
             return [.stopWatchingSockets] + wake(for: .data, facts)
@@ -301,7 +306,19 @@ struct HostedAppMachine: Sendable {
     private mutating func froze(_ step: Int, _ facts: Facts) -> [Action] {
         // Killed while it froze: its stop thawed the group already; the freeze that came after is undone.
         guard facts.state != .notRunning else { return [.thawUnreported] }
-        return step == generation ? [.watchWhileFrozen(generation: step)] : [thaw()]
+        guard step != generation else { return [.watchWhileFrozen(generation: step)] }
+        // An older freeze, done late (a loaded host): resumed since, thawed at once; suspended
+        // again and that freeze decided too, left frozen. A thaw now would race that freeze,
+        // and, done after it, leave the suspended app running (HostScheduledWorkTests under
+        // ThreadSanitizer beside a busy loop).
+        if facts.state == .suspended, freezeDecided == generation { return [] }
+        return [thaw()]
+    }
+
+    /// A freeze for the current decision.
+    private mutating func freeze(answered: Bool?) -> Action {
+        freezeDecided = generation
+        return .freeze(generation: generation, answered: answered)
     }
 
     /// A thaw for the current decision, marked under way until ``Event/thawed(generation:wasFrozen:)``.

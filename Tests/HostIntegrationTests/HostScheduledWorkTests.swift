@@ -45,13 +45,16 @@ struct HostScheduledWorkTests {
         let backgroundAt = ContinuousClock.now
         try await harness.move(.background, "fetcher")
         let frozen = try #require(
-            await harness.firstEvent(after: backgroundAt, within: .seconds(3)) { $0.frozenApp == "fetcher" }
+            await harness.firstEvent(after: backgroundAt, within: .seconds(3)) { $0.frozenApp == "fetcher" },
+            "never frozen; the host's events:\(harness.eventLog(from: backgroundAt))"
         )
         let thawed = try #require(
-            await harness.firstEvent(after: frozen.at, within: .seconds(5)) { $0.thawedApp == "fetcher" }
+            await harness.firstEvent(after: frozen.at, within: .seconds(5)) { $0.thawedApp == "fetcher" },
+            "never thawed for the task; the host's events:\(harness.eventLog(from: backgroundAt))"
         )
         let again = try #require(
-            await harness.firstEvent(after: thawed.at, within: .seconds(5)) { $0.frozenApp == "fetcher" }
+            await harness.firstEvent(after: thawed.at, within: .seconds(5)) { $0.frozenApp == "fetcher" },
+            "never frozen again; the host's events:\(harness.eventLog(from: backgroundAt))"
         )
         let ran = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(ran.hasPrefix("ran refresh"), "the task ran in the app: \(ran)")

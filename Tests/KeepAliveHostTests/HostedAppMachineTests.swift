@@ -80,6 +80,45 @@ import Testing
         #expect(machine.handle(.noticeSettled(generation: 4, answered: nil), Self.facts(.suspended)) == [.freeze(generation: 4, answered: nil)])
     }
 
+    /// A freeze done late (the host loaded): the app was resumed for a task before it was done,
+    /// and suspended again once the task ended. In whichever order the two freezes end, the
+    /// group stays frozen: a thaw for the older one, done after the newer freeze, left the
+    /// suspended app running (HostScheduledWorkTests under ThreadSanitizer beside a busy loop).
+    @Test(arguments: [[1, 3], [3, 1]])
+    func anOlderFreezeDoneAfterTheNextWasDecidedLeavesTheGroupFrozen(order: [Int]) {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        #expect(machine.handle(.noticeSettled(generation: 1, answered: true), Self.facts(.suspended)) == [.freeze(generation: 1, answered: true)])
+        #expect(machine.handle(.model(.resumed), Self.facts(.background)) == [.stopWatching, .endWait(.willSuspend), .thaw(generation: 2)])
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: false), Self.facts(.background)).isEmpty, "nothing frozen yet")
+        #expect(machine.handle(.model(.suspended(.backgroundTasksEnded)), Self.facts(.suspended)) == [.askBeforeFreezing(generation: 3)])
+        #expect(machine.handle(.noticeSettled(generation: 3, answered: true), Self.facts(.suspended)) == [.freeze(generation: 3, answered: true)])
+        var actions: [HostedAppMachine.Action] = []
+        for step in order { actions += machine.handle(.froze(generation: step), Self.facts(.suspended, freezing: true)) }
+        #expect(actions == [.watchWhileFrozen(generation: 3)], "no thaw")
+    }
+
+    /// The older freeze done before the app answered the next suspension's notice: thawed so
+    /// that it can answer (not told it resumed), then frozen once the thaw is done.
+    @Test(arguments: [false, true])
+    func anOlderFreezeDoneWhileTheNextNoticeWaitsIsThawedForTheAnswer(answeredDuringTheThaw: Bool) {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        _ = machine.handle(.noticeSettled(generation: 1, answered: true), Self.facts(.suspended))
+        _ = machine.handle(.model(.resumed), Self.facts(.background))
+        _ = machine.handle(.thawed(generation: 2, wasFrozen: false), Self.facts(.background))
+        _ = machine.handle(.model(.suspended(.backgroundTasksEnded)), Self.facts(.suspended))
+        #expect(machine.handle(.froze(generation: 1), Self.facts(.suspended, freezing: true)) == [.thaw(generation: 3)])
+        if answeredDuringTheThaw {
+            #expect(machine.handle(.noticeSettled(generation: 3, answered: true), Self.facts(.suspended, freezing: true)).isEmpty, "waits for the thaw")
+            #expect(machine.handle(.thawed(generation: 3, wasFrozen: true), Self.facts(.suspended)) == [.freeze(generation: 3, answered: true)])
+        } else {
+            #expect(machine.handle(.thawed(generation: 3, wasFrozen: true), Self.facts(.suspended)).isEmpty, "not told it resumed")
+            #expect(machine.handle(.noticeSettled(generation: 3, answered: true), Self.facts(.suspended)) == [.freeze(generation: 3, answered: true)])
+        }
+        #expect(machine.handle(.froze(generation: 3), Self.facts(.suspended, freezing: true)) == [.watchWhileFrozen(generation: 3)])
+    }
+
     @Test func aFreezeThatCameAfterTheAppWasKilledIsUndone() {
         var machine = Self.launched()
         _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
