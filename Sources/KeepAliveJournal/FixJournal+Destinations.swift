@@ -163,11 +163,15 @@ extension FixJournal {
         return entries.map { entry in
             var record = record(of: entry, battery: entry.battery ?? battery)
             record.insideRegions = inside.sorted { $0.key < $1.key }.map(\.value)
-            if let event = entry.event, event.condition?.isRegion == true {
-                inside[event.identifier] = event.state == .satisfied ? event : nil
-            }
+            Self.apply(entry, to: &inside)
             return record
         }
+    }
+
+    /// The regions inside after `entry`: its event's region entered or left, if it has one.
+    static func apply(_ entry: Entry, to inside: inout [String: MonitorEvent]) {
+        guard let event = entry.event, event.condition?.isRegion == true else { return }
+        inside[event.identifier] = event.state == .satisfied ? event : nil
     }
 
     /// Moves each destination's cursor to where `delivered` says (never back), in `db`'s

@@ -211,6 +211,30 @@ import Testing
         #expect(sentHeld > 0, "some rounds read the event while it was held")
     }
 
+    /// A region's entry sent held in one batch, its commit not done (here the journal cannot be
+    /// written), counts for the regions of the held records the next batch sends: they were sent
+    /// as outside it (OwnTracksTransitionTests under ThreadSanitizer beside a busy loop, 17
+    /// locations without the region the service had entered).
+    @Test func heldRecordsAfterAnEntrySentBeforeThemAreInsideItsRegion() async throws {
+        let rig = try Rig()
+        try rig.journal.register(destination: "home", settings: "{}")
+        let writer = rig.writer(.grouped)
+        let gate = MonitorCondition.circle(CircularRegion(center: Coordinate(latitude: 52, longitude: 4), radius: 50))
+        try rig.journal.refuseWrites(true)
+        writer.record(fix(1))
+        writer.record(MonitorEvent(identifier: "gate", state: .satisfied, date: Date(), location: fix(2), condition: gate))
+        await rig.settled()  // its commit, refused
+        writer.record(fix(3))
+        writer.record(fix(4))
+        let first = try await writer.pending(for: "home", limit: 2)
+        #expect(first.records.map(\.sequence) == [0, 0] && first.records.last?.event != nil, "the fix and the entry, held")
+        writer.acknowledge(first.records, by: "home")
+        let next = try await writer.pending(for: "home", limit: 10)
+        #expect(next.records.map(\.location) == [fix(3), fix(4)])
+        #expect(next.records.map { $0.insideRegions.map(\.identifier) } == [["gate"], ["gate"]])
+        try rig.journal.refuseWrites(false)
+    }
+
     /// Grouped: nothing is stored (or acknowledged) before the group's first fix has waited
     /// 30 s on the writer's clock; then the whole group in one commit.
     @Test func groupedCommitsWhenTheFirstFixHasWaitedTheInterval() async throws {
