@@ -231,10 +231,11 @@ struct HostedAppMachine: Sendable {
         case .thawed(let step, let wasFrozen):
             if thawing == step { thawing = nil }
             // Suspended again meanwhile, or thawed so that it could answer the notice of a
-            // suspension an older freeze got ahead of: its freeze goes now.
-            defer { freezeAfterThaw = nil }
-            if thawing == nil, let waiting = freezeAfterThaw, waiting.generation == generation, facts.state == .suspended {
-                return [freeze(answered: waiting.answered)]
+            // suspension an older freeze got ahead of: its freeze goes now, once no thaw is
+            // under way (an older thaw's end is not the newer one's).
+            if thawing == nil, let waiting = freezeAfterThaw {
+                freezeAfterThaw = nil
+                if waiting.generation == generation, facts.state == .suspended { return [freeze(answered: waiting.answered)] }
             }
             guard step == generation else { return [] }
             return (wasFrozen && facts.state != .suspended ? [.send([HostNotice(.didResume)])] : []) + flush(facts, thawed: true)

@@ -119,6 +119,21 @@ import Testing
         #expect(machine.handle(.froze(generation: 3), Self.facts(.suspended, freezing: true)) == [.watchWhileFrozen(generation: 3)])
     }
 
+    /// A freeze waiting for a thaw waits for that thaw's end, not an older one's: the older
+    /// thaw ending first once let the freeze go while the newer thaw still wrote the kernel's
+    /// files (and, done after, left the app running).
+    @Test func aFreezeWaitingForAThawIsNotLetGoByAnOlderThawsEnd() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        _ = machine.handle(.noticeSettled(generation: 1, answered: true), Self.facts(.suspended))
+        #expect(machine.handle(.model(.resumed), Self.facts(.background)).contains(.thaw(generation: 2)))
+        _ = machine.handle(.model(.suspended(.backgroundTasksEnded)), Self.facts(.suspended))
+        #expect(machine.handle(.froze(generation: 1), Self.facts(.suspended, freezing: true)) == [.thaw(generation: 3)])
+        #expect(machine.handle(.noticeSettled(generation: 3, answered: true), Self.facts(.suspended, freezing: true)).isEmpty)
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: false), Self.facts(.suspended, freezing: true)).isEmpty, "thaw 3 still under way")
+        #expect(machine.handle(.thawed(generation: 3, wasFrozen: true), Self.facts(.suspended)) == [.freeze(generation: 3, answered: true)])
+    }
+
     @Test func aFreezeThatCameAfterTheAppWasKilledIsUndone() {
         var machine = Self.launched()
         _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
