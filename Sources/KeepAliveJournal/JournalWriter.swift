@@ -414,14 +414,15 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
             for (destination, position) in state.delivered {
                 if delivered[destination] == position {
                     state.delivered[destination] = nil
-                } else if let id = position.heldThrough, let sequence = stored[id] {
-                    // Acknowledged during the commit: kept for the next, its held record now numbered.
-                    state.delivered[destination] = DeliveredPosition(through: max(position.through ?? 0, sequence))
-                } else if let id = position.heldThrough, state.held.contains(where: { $0.id == id }), let last = records.last?.sequence {
-                    // Acknowledged during the commit past what it stored: those led what was held,
-                    // so they were all sent. Forgotten, they went again from the journal (a whole
-                    // commit's worth, OwnTracksTransitionTests under ThreadSanitizer).
-                    state.delivered[destination] = DeliveredPosition(through: max(position.through ?? 0, last), heldThrough: id)
+                } else if let id = position.heldThrough, let last = records.last?.sequence {
+                    // Acknowledged during the commit, its record still held or stored by it: what
+                    // the commit stored led it, so it went too. Kept for the next commit, numbered
+                    // as far as this one stored (forgotten, a whole commit's worth went again from
+                    // the journal: OwnTracksTransitionTests under ThreadSanitizer).
+                    let sequence = stored[id]
+                    state.delivered[destination] = DeliveredPosition(
+                        through: max(position.through ?? 0, sequence ?? last), heldThrough: sequence == nil ? id : nil
+                    )
                 }
             }
             state.failure = nil
