@@ -8,9 +8,11 @@ import KeepAliveSleep
 /// time; a sleep closes the host's watch of the receiver, and a wake for a refresh runs the due
 /// work (a frozen app thawed for it, an exited one launched) before the device sleeps again.
 extension AppHost {
-    /// Tells the keeper what the model says of `app` now, when that changed.
+    /// Tells the keeper what the model says of `app` now, when that changed; the work that may
+    /// wake the device first, so that its alarm is armed before a suspended app lets it sleep.
     func reportSleepRules(of app: HostedApp) {
         guard let keeper = sleepKeeper else { return }
+        reportWakes()
         let rules = DeviceSleepMachine.AppRules(
             app: app.id, state: app.model.state, authorization: app.model.authorization, backgroundModes: app.model.backgroundModes
         )

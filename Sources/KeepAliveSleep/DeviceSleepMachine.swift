@@ -19,10 +19,14 @@ public import KeepAliveCore
 ///   the time asleep is a gap, the watch reopens, delivery goes on, and the delay lock is taken
 ///   again for the next sleep.
 /// - **Wakes**: work the rules wake an app for (a refresh task at its begin date, the monitoring
-///   strategy's check, the hybrid's poll when authorized always) arms the wake alarm while the
-///   device sleeps, as each kind's ``WakeBudget`` allows: work due while its budget is spent
-///   waits for the first time the budget allows. A wake holds the device awake for its work
-///   (a fix, at most ``Options/fixWait``, then its delivery) and lets it sleep again.
+///   strategy's check, the hybrid's poll when authorized always) arms the wake alarm, as each
+///   kind's ``WakeBudget`` allows: work due while its budget is spent waits for the first time
+///   the budget allows. The alarm is armed as soon as the work's time is known, awake or not
+///   (while awake it only expires), and armed again when a later announcement or a change
+///   moves it: a sleep announced too late for the keeper (a loaded device, logind's delay
+///   already over), or not announced at all, is still woken for the work. Work due within the
+///   shortest sleep is armed for at the announcement. A wake holds the device awake for its
+///   work (a fix, at most ``Options/fixWait``, then its delivery) and lets it sleep again.
 public struct DeviceSleepMachine: Sendable {
     /// What the rules allow, and how long each step may take.
     public struct Options: Sendable, Equatable {
@@ -159,6 +163,8 @@ public struct DeviceSleepMachine: Sendable {
     private var session = SessionState.none
     private var budgets: [WakeKind: WakeBudget]
     private var due: [WakeKind: Duration] = [:]
+    /// The wake alarm armed now (`nil`: none).
+    private var armed: Alarm?
     /// The budget and due time of the wake whose work runs now, as they were before it: a
     /// sleep that comes before the work is done puts them back.
     private var beforeWake: (budget: WakeBudget?, due: Duration)?
@@ -182,18 +188,18 @@ public struct DeviceSleepMachine: Sendable {
         switch event {
         case .started(let now):
             for (kind, period) in options.every { due[kind] = now + period }
-            return [.takeDelayLock] + hold()
-        case .app(let rules, _):
+            return [.takeDelayLock] + hold() + keepArmed(now: now)
+        case .app(let rules, let now):
             apps[rules.app ?? ""] = rules.state == .notRunning ? nil : rules
             changed = rules
-            return hold()
+            return hold() + keepArmed(now: now)  // authorized always or not: the poll may wake or not
         case .session(let state, _):
             let changed = state != session
             session = state
             return (changed ? [.say(.session(state))] : []) + hold()
-        case .wake(let kind, let at, _):
+        case .wake(let kind, let at, let now):
             due[kind] = at
-            return []
+            return keepArmed(now: now)
         case .sleepAnnounced(let now):
             return sleepAnnounced(now: now)
         case .prepared(let now):
@@ -292,7 +298,9 @@ public struct DeviceSleepMachine: Sendable {
         // suspends without waiting for it, and must still wake for the work.
         let alarm = nextAlarm(from: now)
         phase = .preparing(since: now, alarm: alarm)
-        var actions: [Action] = interrupted + [.say(.sleepAnnounced(heldFor: heldFor))] + arm(alarm, now: now)
+        let rearm: [Action] = alarm == nil && armed != nil ? [.disarmAlarm] : arm(alarm, now: now)
+        armed = alarm
+        var actions: [Action] = interrupted + [.say(.sleepAnnounced(heldFor: heldFor))] + rearm
         if heldFor != nil {
             heldFor = nil
             actions.append(.letSleep(reason: "the device goes to sleep"))
@@ -301,12 +309,39 @@ public struct DeviceSleepMachine: Sendable {
     }
 
     private mutating func prepared(now: Duration) -> [Action] {
-        guard case .preparing(_, let armed) = phase else { return [] }
+        guard case .preparing = phase else { return [] }
+        phase = .asleep(since: now, alarm: armed)
         // Armed again only if the alarm the sleep needs moved (its lead is counted from now).
+        return rearmForSleep(now: now) + [.releaseDelayLock]
+    }
+
+    /// While a sleep is prepared or under way: the alarm it needs, armed again if it moved (its
+    /// lead counted from `now`).
+    private mutating func rearmForSleep(now: Duration) -> [Action] {
         let alarm = nextAlarm(from: now)
-        phase = .asleep(since: now, alarm: alarm)
-        let rearm: [Action] = alarm == armed ? [] : alarm == nil ? [.disarmAlarm] : arm(alarm, now: now)
-        return rearm + [.releaseDelayLock]
+        guard alarm != armed else { return [] }
+        armed = alarm
+        switch phase {
+        case .preparing(let since, _): phase = .preparing(since: since, alarm: alarm)
+        case .asleep(let since, _): phase = .asleep(since: since, alarm: alarm)
+        case .awake, .working: break
+        }
+        return alarm == nil ? [.disarmAlarm] : arm(alarm, now: now)
+    }
+
+    /// The alarm kept armed for the earliest work due, whatever the device does next: armed
+    /// (or disarmed) when it changes. While awake, work due within the shortest sleep is left
+    /// to the announcement (armed then with its lead): armed now, it would only expire.
+    private mutating func keepArmed(now: Duration) -> [Action] {
+        switch phase {
+        case .preparing, .asleep: return rearmForSleep(now: now)
+        case .awake, .working: break
+        }
+        let alarm = nextAlarm(from: now)
+        guard alarm != armed else { return [] }
+        if let alarm, alarm.at <= now + Self.alarmLead { return [] }
+        armed = alarm
+        return alarm == nil ? [.disarmAlarm] : arm(alarm, now: now)
     }
 
     /// The earliest wake the budgets allow for a sleep beginning at `now`. The hybrid's poll
@@ -345,14 +380,16 @@ public struct DeviceSleepMachine: Sendable {
         } else {
             phase = .awake
         }
+        armed = nil
         // The lock first: the device is held for the work before the slower steps of the
         // resume (a loaded system's user or idle action may suspend it again within seconds).
-        return [.disarmAlarm] + hold() + [.takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))] + work
+        let resume: [Action] = [.takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))]
+        return [.disarmAlarm] + hold() + resume + work + keepArmed(now: now)
     }
 
     private mutating func workEnded(_ kind: WakeKind, now: Duration, timedOut: Bool) -> [Action] {
         phase = .awake
         beforeWake = nil
-        return [.say(.workEnded(kind, timedOut: timedOut))] + hold(ended: "done: woken for \(kind.rawValue)")
+        return [.say(.workEnded(kind, timedOut: timedOut))] + hold(ended: "done: woken for \(kind.rawValue)") + keepArmed(now: now)
     }
 }

@@ -156,6 +156,48 @@ struct DeviceSleepMachineTests {
         #expect(machine.handle(.prepared(now: seconds(61))).isEmpty, "a late preparation's end changes nothing")
     }
 
+    @Test func theAlarmIsArmedAsSoonAsTheWorksTimeIsKnownWhoeverSuspendsTheDevice() {
+        var machine = started()
+        _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
+        #expect(
+            machine.handle(.wake(.refresh, at: seconds(200), now: .zero))
+                == [.armAlarm(at: seconds(200), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(200)))]
+        )
+        #expect(machine.handle(.wake(.refresh, at: seconds(200), now: seconds(1))).isEmpty, "armed already")
+        #expect(machine.handle(.wake(.refresh, at: nil, now: seconds(2))) == [.disarmAlarm])
+        // Due within the shortest sleep: armed at the announcement, with its lead (armed now, it
+        // would only expire).
+        #expect(machine.handle(.wake(.poll, at: seconds(4), now: seconds(3))).isEmpty)
+        #expect(machine.handle(.sleepAnnounced(now: seconds(6))).contains(.armAlarm(at: seconds(11), for: .poll)))
+        // The poll wakes the device only with always: a change of authorization moves the alarm.
+        var awake = started()
+        _ = awake.handle(.wake(.poll, at: seconds(600), now: .zero))
+        #expect(
+            awake.handle(.app(.init(state: .suspended, authorization: .always), now: seconds(1)))
+                == [.armAlarm(at: seconds(600), for: .poll), .say(.alarmArmed(.poll, in: seconds(599)))]
+        )
+        #expect(awake.handle(.app(.init(state: .suspended, authorization: .whenInUse), now: seconds(2))) == [.disarmAlarm])
+    }
+
+    @Test func workToldDuringASleepsPreparationOrAfterItIsArmedForAtOnce() {
+        // Told while the sleep is prepared (a loaded host reports its app's task late).
+        var preparing = started()
+        _ = preparing.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
+        #expect(!preparing.handle(.sleepAnnounced(now: seconds(10))).contains { if case .armAlarm = $0 { true } else { false } })
+        #expect(
+            preparing.handle(.wake(.refresh, at: seconds(100), now: seconds(11)))
+                == [.armAlarm(at: seconds(100), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(89)))]
+        )
+        #expect(preparing.handle(.prepared(now: seconds(12))) == [.releaseDelayLock], "armed already")
+        #expect(preparing.handle(.resumed(now: seconds(100))).contains(.runWork(.refresh)))
+        // Told after the preparation, before the kernel suspended: the same.
+        var prepared = started()
+        _ = prepared.handle(.sleepAnnounced(now: seconds(10)))
+        _ = prepared.handle(.prepared(now: seconds(11)))
+        #expect(prepared.handle(.wake(.monitoring, at: seconds(12), now: seconds(12))).contains(.armAlarm(at: seconds(17), for: .monitoring)))
+        #expect(prepared.handle(.resumed(now: seconds(17))).contains(.runWork(.monitoring)))
+    }
+
     @Test func aPreparationThatTakesTooLongIsCutAtItsBound() {
         var machine = started()
         _ = machine.handle(.sleepAnnounced(now: seconds(10)))
@@ -185,6 +227,8 @@ struct DeviceSleepMachineTests {
                     .disarmAlarm, .holdAwake(reason: "woken for refresh"),
                     .takeDelayLock, .resume(asleep: seconds(190)), .say(.resumed(asleep: seconds(190))),
                     .say(.woke(.refresh, late: seconds(1))), .runWork(.refresh), .scheduleTimer(at: seconds(246)),
+                    // The next work's alarm armed at once, whoever suspends the device next.
+                    .armAlarm(at: seconds(300), for: .monitoring), .say(.alarmArmed(.monitoring, in: seconds(99))),
                 ]
         )
         #expect(machine.handle(.fixArrived(now: seconds(230))) == [.deliverNow])
