@@ -101,14 +101,20 @@ package final class HostHarness: Sendable {
         all.map { "\n  \(origin.duration(to: $0.at)) \($0.event)" }.joined()
     }
 
-    /// The first event after `start` that matches, waiting up to `timeout`; `nil` if none came.
+    /// The first event after `start` that matches, waiting up to `timeout`; `nil` if none came,
+    /// and then the host's events from `start` are printed, for whichever check fails on it.
     package func firstEvent(
         after start: ContinuousClock.Instant,
         within timeout: Duration,
+        fileID: String = #fileID,
+        line: Int = #line,
         _ matches: @escaping @Sendable (AppHost.Event) -> Bool
     ) async -> (at: ContinuousClock.Instant, event: AppHost.Event)? {
         let first: @Sendable () -> (at: ContinuousClock.Instant, event: AppHost.Event)? = { [self] in all.first(where: { $0.at >= start && matches($0.event) }) }
-        guard (try? await holds(within: timeout) { first() != nil }) == true else { return nil }
+        guard (try? await holds(within: timeout) { first() != nil }) == true else {
+            print("\(fileID):\(line): no such event of the host within \(timeout); its events from then:\(eventLog(from: start))")
+            return nil
+        }
         return first()
     }
 
