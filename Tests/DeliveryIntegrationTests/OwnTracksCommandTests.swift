@@ -109,7 +109,8 @@ struct OwnTracksCommandTests {
         }
         await service.expectCleanStop()
         let answers = subscriber.messages
-        #expect(answers.count == 3, "one location for each command, nothing else")
+        let lines = service.output.split(separator: "\n").filter { !$0.contains(#""class":"fix""#) }.joined(separator: "\n")
+        #expect(answers.count == 3, "one location for each command, nothing else; the service's lines but its fixes:\n\(lines)")
         #expect(answers.allSatisfy { $0.topic == Self.device && $0.strings["_type"] == "location" })
         let times = answers.compactMap { $0.fields["tst"] }
         #expect(times.count == 3 && zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "each a fresh fix, never the last one again: \(times)")
