@@ -283,7 +283,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KeepAliveServiceTests",
-            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService", "KeepAliveSleep"]
+            dependencies: [
+                "TestWaiting", "KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService", "KeepAliveSleep",
+                "LocationKeepAliveMocks",
+            ]
         ),
         // The parsers' fuzz findings (NMEA, gpsd JSON, the host's protocol), replayed.
         .testTarget(

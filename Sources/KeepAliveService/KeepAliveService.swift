@@ -144,6 +144,8 @@ public struct KeepAliveService: Sendable {
         let wiring = ServiceWiring(self, post: { post.yield($0) }, emit: emit)
         let app = ServiceApp(self, wiring: wiring)
         emit(.started(profile: configuration.profile.name, strategy: configuration.strategy.rawValue, authorization: app.model.authorization))
+        // Said at once, whatever the app's state: in the background nothing may ask for a fix for a while.
+        if let problem = authorization?.snapshot.problem { emit(.error(problem.message)) }
         var stop: [KeepAliveServiceMachine.Action] = []
         await withDiscardingTaskGroup { delivering in
             if let delivery = configuration.delivery { delivering.addTask { await delivery.run() } }

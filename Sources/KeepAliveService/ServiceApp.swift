@@ -56,8 +56,9 @@ final class ServiceApp {
         let (emit, wiring, audio, location) = (wiring.emit, wiring, audio, location)
         let pulse = wiring.configuration.hybrid.pulseLength
         let device = player.output.description
-        model.launch()
-        if inBackground { model.enterBackground() }
+        // Straight to the background: launched active first, the foreground watch opened for a
+        // moment, and a fix it read then was journaled and published unasked.
+        if inBackground { model.launchInBackground() } else { model.launch() }
         await ApplicationRunLoop(clock: DispatchClock()).run(
             model,
             commands: commands,

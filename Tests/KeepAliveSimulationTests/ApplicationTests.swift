@@ -27,6 +27,18 @@ import Testing
         #expect(seen() == [.didFinishLaunching, .didBecomeActive])
     }
 
+    @Test func aBackgroundLaunchIsNeverActiveAndItsBudgetStarts() {
+        let app = Application(profile: .ios13, backgroundModes: [], authorization: .always)
+        let seen = events(of: app)
+        app.launchInBackground()
+        #expect(app.state == .background)
+        #expect(seen() == [.didFinishLaunching, .didEnterBackground])
+        #expect(app.backgroundTimeRemaining == .seconds(30))
+        app.launchInBackground()
+        app.launch()
+        #expect(seen().count == 2, "a running app is not launched again")
+    }
+
     @Test func backgroundWithNoTaskSuspendsAtTheNextTurnAndTimersCoalesce() {
         let app = makeApp()
         var fired: [Duration] = []

@@ -116,6 +116,16 @@ public final class Application {
         emit(.didBecomeActive)
     }
 
+    /// Not running to background, never active, as a system launches an app for a location
+    /// event or a daemon starts: `didFinishLaunching`, `didEnterBackground`; the budget starts.
+    /// Nothing that opens in the foreground (a watch, a prompt) opens for a moment between.
+    public func launchInBackground() {
+        guard state == .notRunning else { return logger.debug("launch ignored", metadata: ["state": "\(state)"]) }
+        state = .inactive
+        emit(.didFinishLaunching)
+        enterBackground()
+    }
+
     /// Active to background: `willResignActive`, `didEnterBackground`; the budget starts.
     public func enterBackground() {
         guard state == .active || state == .inactive else {
