@@ -298,8 +298,7 @@ public struct DeviceSleepMachine: Sendable {
         // suspends without waiting for it, and must still wake for the work.
         let alarm = nextAlarm(from: now)
         phase = .preparing(since: now, alarm: alarm)
-        let rearm: [Action] = alarm == nil && armed != nil ? [.disarmAlarm] : arm(alarm, now: now)
-        armed = alarm
+        let rearm = setArmed(alarm, now: now)
         var actions: [Action] = interrupted + [.say(.sleepAnnounced(heldFor: heldFor))] + rearm
         if heldFor != nil {
             heldFor = nil
@@ -320,13 +319,12 @@ public struct DeviceSleepMachine: Sendable {
     private mutating func rearmForSleep(now: Duration) -> [Action] {
         let alarm = nextAlarm(from: now)
         guard alarm != armed else { return [] }
-        armed = alarm
         switch phase {
         case .preparing(let since, _): phase = .preparing(since: since, alarm: alarm)
         case .asleep(let since, _): phase = .asleep(since: since, alarm: alarm)
         case .awake, .working: break
         }
-        return alarm == nil ? [.disarmAlarm] : arm(alarm, now: now)
+        return setArmed(alarm, now: now)
     }
 
     /// The alarm kept armed for the earliest work due, whatever the device does next: armed
@@ -340,8 +338,7 @@ public struct DeviceSleepMachine: Sendable {
         let alarm = nextAlarm(from: now)
         guard alarm != armed else { return [] }
         if let alarm, alarm.at <= now + Self.alarmLead { return [] }
-        armed = alarm
-        return alarm == nil ? [.disarmAlarm] : arm(alarm, now: now)
+        return setArmed(alarm, now: now)
     }
 
     /// The earliest wake the budgets allow for a sleep beginning at `now`. The hybrid's poll
@@ -355,8 +352,10 @@ public struct DeviceSleepMachine: Sendable {
             .min { ($0.at, $0.kind.rawValue) < ($1.at, $1.kind.rawValue) }  // ties: the same kind each time
     }
 
-    private func arm(_ alarm: Alarm?, now: Duration) -> [Action] {
-        guard let alarm else { return [] }
+    /// Arms `alarm` (for none, disarms the one armed) and keeps it as the one armed.
+    private mutating func setArmed(_ alarm: Alarm?, now: Duration) -> [Action] {
+        defer { armed = alarm }
+        guard let alarm else { return armed == nil ? [] : [.disarmAlarm] }
         return [.armAlarm(at: alarm.at, for: alarm.kind), .say(.alarmArmed(alarm.kind, in: alarm.at - now))]
     }
 
