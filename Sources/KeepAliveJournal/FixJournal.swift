@@ -367,8 +367,14 @@ public final class FixJournal: Sendable {
     /// A write other than storing fixes (the delivery cursor, retention): a full disk is said
     /// as such, never as a fix not stored, which would count a fix lost that is not.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws(JournalError) -> T {
+        try write(synced: true, body)
+    }
+
+    /// ``write(_:)``, its commit synced to the disk or not (``SQLiteDatabase/writeUnsynced(_:)``:
+    /// what only running processes share, a lease).
+    func write<T>(synced: Bool, _ body: (SQLiteConnection) throws -> T) throws(JournalError) -> T {
         do {
-            return try database.write(body)
+            return try synced ? database.write(body) : database.writeUnsynced(body)
         } catch {
             let translated = Self.journalError(error, path: filePath)
             guard case .diskFull(let path) = translated else { throw translated }

@@ -1,4 +1,5 @@
 import Glibc
+import CSQLite
 
 /// A ``SQLiteConnection`` shared by threads: one caller at a time, each read or write in its
 /// own transaction. Not reentrant: a body must not call its database again.
@@ -51,9 +52,44 @@ package final class SQLiteDatabase: @unchecked Sendable {
         return try body(connection)
     }
 
+    /// Runs `body` in a write transaction whose commit is not synced to the disk: `synchronous =
+    /// OFF` and no checkpoint for it alone, the connection's own settings back before it returns.
+    /// For rows that matter only while the processes sharing the file run (a lease): every
+    /// connection sees the commit at once, as any other; a power cut may take it, and nothing
+    /// else (a checkpoint is what an unsynced commit could break, so none runs in it). The next
+    /// synced commit syncs it with its own. On a card that takes a second a sync, it costs none.
+    package func writeUnsynced<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        let synchronous = try Int.fetchOne(connection, sql: "PRAGMA synchronous") ?? 2
+        let checkpoint = try Int.fetchOne(connection, sql: "PRAGMA wal_autocheckpoint") ?? 1000
+        let restore = "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = \(checkpoint)"
+        try connection.execute(sql: "PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = OFF")
+        let result = Result { try transaction("BEGIN IMMEDIATE", body) }
+        do {
+            try connection.execute(sql: restore)
+        } catch {
+            settingsLost = true
+            throw error
+        }
+        return try result.get()
+    }
+
+    /// Set when the connection's own settings could not be put back after an unsynced write:
+    /// every write refuses from then on rather than commit unsynced.
+    private var settingsLost = false
+
     private func inTransaction<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        return try transaction(begin, body)
+    }
+
+    /// `body` in a transaction begun with `begin`; the mutex held.
+    private func transaction<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        if settingsLost, begin != "BEGIN DEFERRED" {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "the connection's synchronous setting could not be put back after an unsynced write: reopen it")
+        }
         try connection.execute(sql: begin)
         do {
             let result = try body(connection)

@@ -63,6 +63,36 @@ import Testing
         #expect(try db.read { db in try Int.fetchAll(db, sql: "SELECT v FROM t") } == [4])
     }
 
+    /// A lease's commit: seen by another connection at once, no checkpoint in it (an unsynced
+    /// checkpoint could lose what it moved from the log), the connection's settings back after,
+    /// a body that throws rolled back.
+    @Test func anUnsyncedWriteIsSeenAtOnceCheckpointsNothingAndPutsTheSettingsBack() throws {
+        let path = "\(folder)/wal.sqlite"
+        let db = try SQLiteDatabase(path: path) { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1")
+        }
+        try db.write { db in try db.execute(sql: "CREATE TABLE t (b BLOB)") }
+        let size = { () throws -> Int in (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1 }
+        let before = try size()
+        let blob = String(repeating: "x", count: 20_000)
+        try db.writeUnsynced { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [blob]) }
+        #expect(try size() == before, "the pages stay in the log: no checkpoint")
+        let other = try SQLiteDatabase(path: path)
+        #expect(try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 1)
+        #expect(try db.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
+        #expect(try db.read { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") } == 1)
+        #expect(throws: SQLiteError.self) {
+            try db.writeUnsynced { db in
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+                try db.execute(sql: "INSERT INTO nowhere VALUES (1)")
+            }
+        }
+        #expect(try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 1)
+        #expect(try db.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
+        try db.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+        #expect(try size() > before, "a synced write checkpoints, the unsynced pages with it")
+    }
+
     @Test func severalStatementsRunInTurnAndAFailureNamesSQLitesReason() throws {
         let db = try database()
         // The second statement names a table the first creates: prepared only once that ran.
