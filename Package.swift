@@ -111,7 +111,7 @@ let package = Package(
         // sd-bus, loaded when first used: the GeoClue2 service's and logind's bus.
         .target(
             name: "KeepAliveBus",
-            dependencies: ["KeepAliveCore", "CSDBus"]
+            dependencies: ["KeepAliveCore", "CSDBus", "CProcessControl"]
         ),
         // The device's sleep under the model's rules: logind's locks and signals, wake alarms.
         .target(
@@ -240,7 +240,9 @@ let package = Package(
         // Unit tests, a target per module they test, linking only it (and its mocks).
         .testTarget(
             name: "KeepAliveCoreTests",
-            dependencies: ["TestWaiting", "KeepAliveCore", "LocationKeepAliveMocks", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: [
+                "TestWaiting", "KeepAliveCore", "LocationKeepAliveMocks", "CProcessControl", .product(name: "Clocks", package: "swift-clocks"),
+            ]
         ),
         // GeoClue2's rules that need no bus: accuracy levels and coarse positions.
         .testTarget(

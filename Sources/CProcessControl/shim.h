@@ -1,5 +1,5 @@
 // The process-control calls the host needs that glibc declares only for GNU code (accept4,
-// posix_spawn's closefrom, setfsuid): the Glibc module leaves them out, so they are declared
+// pipe2, posix_spawn's closefrom, setfsuid): the Glibc module leaves them out, so they are declared
 // and wrapped here. On purpose this header includes no system header: a module that includes
 // one (sys/socket.h, spawn.h) can take over its declarations from the Glibc module in some
 // build orders, and then code that imports only Glibc no longer sees SHUT_RDWR or stat.
@@ -16,6 +16,7 @@ int *__errno_location(void);
 int close(int descriptor);
 long syscall(long number, ...);
 int prctl(int option, ...);
+int pipe2(int ends[2], int flags);
 
 /// Linux's O_CLOEXEC and SOCK_CLOEXEC (the same bit on x86-64, ARM and the others Debian builds).
 #define CPROCESS_CLOEXEC 02000000
@@ -24,6 +25,13 @@ int prctl(int option, ...);
 #define CPROCESS_SYS_PIDFD_OPEN 434
 /// Linux's pidfd_getfd system call number: 438 on every architecture since 5.6.
 #define CPROCESS_SYS_PIDFD_GETFD 438
+
+/// A pipe whose two ends are close-on-exec from their first instant (no child spawned
+/// meanwhile by another thread inherits one, which would keep the pipe open), with `flags`
+/// besides (O_NONBLOCK); 0, or -1 with errno.
+static inline int cprocess_pipe(int ends[2], int flags) {
+    return pipe2(ends, flags | CPROCESS_CLOEXEC);
+}
 
 /// The next connection on a listening socket, close-on-exec from its first instant (no child
 /// spawned meanwhile by another thread inherits it), or -1 with errno.

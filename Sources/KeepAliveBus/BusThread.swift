@@ -1,3 +1,4 @@
+import CProcessControl
 import Glibc
 import KeepAliveCore
 
@@ -12,10 +13,9 @@ package final class BusThread: Sendable {
     /// Makes the wake pipe; ``start(_:drain:ended:)`` starts the thread.
     package init() throws(BusFailure) {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw .setup("cannot make the bus thread's wake pipe: \(String(cString: strerror(errno)))") }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        // Close-on-exec from the start: a process spawned by another thread meanwhile gets neither end.
+        guard cprocess_pipe(&ends, O_NONBLOCK) == 0 else {
+            throw .setup("cannot make the bus thread's wake pipe: \(String(cString: strerror(errno)))")
         }
         wake = (ends[0], ends[1])
     }

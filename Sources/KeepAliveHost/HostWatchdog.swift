@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import CProcessControl
 import Glibc
 import KeepAliveCore
 
@@ -13,9 +14,9 @@ public enum HostWatchdog {
     /// - Returns: the pipe's write end, which the host keeps open for its whole life.
     static func start(_ arguments: [String]) throws(HostError) -> Int32 {
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw ProcFS.failure("cannot make the watchdog's pipe", code: .launchFailed) }
-        // Apps must not inherit either end: the host's death must close the last write end.
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        // Apps must not inherit either end (the host's death must close the last write end):
+        // close-on-exec from the start, so that an app spawned meanwhile gets neither.
+        guard cprocess_pipe(&ends, 0) == 0 else { throw ProcFS.failure("cannot make the watchdog's pipe", code: .launchFailed) }
         defer { close(ends[0]) }
         do {
             _ = try AppLauncher.spawn(arguments, standardInput: ends[0])

@@ -88,7 +88,7 @@ struct HostContainmentTests {
         #expect(unconfined.lines == ["0"], "the control: a setuid helper gives uid 0 to a plain nobody")
 
         // A descriptor of the host's process that is not close-on-exec: the app must not get it.
-        let leaked = open("/dev/null", O_RDONLY)
+        let leaked = open("/dev/null", O_RDONLY)  // inherited-ok: the descriptor the app must not get
         defer { close(leaked) }
         try await harness.launch(
             "plain",

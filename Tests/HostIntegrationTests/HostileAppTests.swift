@@ -189,7 +189,7 @@ struct HostileAppTests {
             try await harness.move(.background, app)
             _ = try #require(await harness.firstEvent(after: start, within: .seconds(10)) { $0.frozenApp == app })
         }
-        let sender = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let sender = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(sender) }
         // Without waiting: a frozen app's datagram queue fills (10 datagrams), and a blocking
         // send would then wait for the app to read.

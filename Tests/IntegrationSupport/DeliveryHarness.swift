@@ -241,7 +241,7 @@ package final class MosquittoBroker {
     }
 
     package static func accepts(port: Int, address text: String = "127.0.0.1") -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -7,7 +7,9 @@ enum LoopbackPort {
     }
 
     private static func canBind(_ port: Int, family: Int32) -> Bool {
-        let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: bound for a moment, it must not stay bound in a process another test
+        // spawns meanwhile, which would hold the port for its whole life.
+        let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { return false }
         defer { close(socket) }
         let bound: Int32

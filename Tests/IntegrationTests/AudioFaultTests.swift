@@ -108,7 +108,7 @@ private final class FIFOReader: Sendable {
     var readByte: Bool { done.withLock { $0 } }
 
     init(opening fifo: URL) throws {
-        let fd = open(fifo.path, O_RDONLY | O_NONBLOCK)
+        let fd = open(fifo.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)  // no child of another test keeps it open
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         Thread.detachNewThread { [self] in
             var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
