@@ -314,6 +314,7 @@ let package = Package(
         .target(
             name: "IntegrationSupport",
             dependencies: [
+                "CProcessControl",
                 "LocationKeepAlive",
                 "LocationKeepAliveMocks",
                 "TestWaiting",

@@ -1,3 +1,4 @@
+import CProcessControl
 package import Foundation
 import Glibc
 import TestWaiting
@@ -38,6 +39,9 @@ package func spawn(_ arguments: [String], ownSession: Bool = false, quietOutput:
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     if quietOutput { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
+    // Only its standard descriptors: nothing another test has open (a pipe, a bound socket)
+    // stays open in it, as the host's own launcher does for apps.
+    _ = cprocess_spawn_close_from(&actions, 3)
     var pid: pid_t = 0
     let error = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
     guard error == 0 else { throw ToolMissing("cannot start \(arguments[0]): \(String(cString: strerror(error)))") }
