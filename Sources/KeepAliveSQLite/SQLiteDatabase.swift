@@ -36,13 +36,13 @@ package final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): what it reads is one snapshot.
     package func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try inTransaction("BEGIN DEFERRED", body)
+        try inTransaction(.read, body)
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`, so another process's writer is
     /// waited for up front): committed when it returns, rolled back when it throws.
     package func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try inTransaction("BEGIN IMMEDIATE", body)
+        try inTransaction(.write, body)
     }
 
     /// Runs `body` outside any transaction (what a `PRAGMA` that cannot run in one needs).
@@ -61,36 +61,54 @@ package final class SQLiteDatabase: @unchecked Sendable {
     package func writeUnsynced<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        try refuseWritesIfSettingsLost()
         let synchronous = try Int.fetchOne(connection, sql: "PRAGMA synchronous") ?? 2
         let checkpoint = try Int.fetchOne(connection, sql: "PRAGMA wal_autocheckpoint") ?? 1000
-        let restore = "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = \(checkpoint)"
-        try connection.execute(sql: "PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = OFF")
-        let result = Result { try transaction("BEGIN IMMEDIATE", body) }
-        do {
-            try connection.execute(sql: restore)
-        } catch {
-            settingsLost = true
-            throw error
+        // Each setting changed on its own, so a failure puts back exactly what was changed.
+        var changed: [String] = []
+        defer { putBack(changed) }
+        try connection.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+        changed.append("PRAGMA wal_autocheckpoint = \(checkpoint)")
+        try connection.execute(sql: "PRAGMA synchronous = OFF")
+        changed.append("PRAGMA synchronous = \(synchronous)")
+        return try transaction(.write, body)
+    }
+
+    /// Runs each statement of `settings`, the last changed first; if one fails, every later
+    /// write refuses (``refuseWritesIfSettingsLost()``) rather than commit unsynced.
+    private func putBack(_ settings: [String]) {
+        for setting in settings.reversed() {
+            do { try connection.execute(sql: setting) } catch { settingsLost = true }
         }
-        return try result.get()
     }
 
     /// Set when the connection's own settings could not be put back after an unsynced write:
-    /// every write refuses from then on rather than commit unsynced.
+    /// every write refuses from then on rather than commit unsynced. Reads go on.
     private var settingsLost = false
 
-    private func inTransaction<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try transaction(begin, body)
+    private func refuseWritesIfSettingsLost() throws {
+        if settingsLost {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "the connection's synchronous setting could not be put back after an unsynced write: reopen the database")
+        }
     }
 
-    /// `body` in a transaction begun with `begin`; the mutex held.
-    private func transaction<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        if settingsLost, begin != "BEGIN DEFERRED" {
-            throw SQLiteError(code: SQLITE_MISUSE, message: "the connection's synchronous setting could not be put back after an unsynced write: reopen it")
-        }
-        try connection.execute(sql: begin)
+    /// What a transaction may do: a read sees one snapshot; a write takes the file's write lock
+    /// up front.
+    private enum Access {
+        case read, write
+        var begin: String { self == .read ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE" }
+    }
+
+    private func inTransaction<T>(_ access: Access, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try transaction(access, body)
+    }
+
+    /// `body` in a transaction of `access`; the mutex held.
+    private func transaction<T>(_ access: Access, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        if access == .write { try refuseWritesIfSettingsLost() }
+        try connection.execute(sql: access.begin)
         do {
             let result = try body(connection)
             try connection.execute(sql: "COMMIT")
