@@ -1,5 +1,7 @@
 // Linux's timerfd on CLOCK_BOOTTIME_ALARM: a timer on the boot clock (it runs on while the
-// device sleeps) that wakes a suspended device when it expires (it needs CAP_WAKE_ALARM).
+// device sleeps) that wakes a suspended device when it expires (it needs CAP_WAKE_ALARM); and
+// one on the wall clock that the kernel cancels at every resume (how a sleep nobody announced
+// is seen).
 // The Glibc module leaves sys/timerfd.h out; like CProcessControl's, this header includes no
 // system header and declares what it uses (the layouts are Linux's on every 64-bit
 // architecture Debian builds).
@@ -13,11 +15,13 @@ int timerfd_create(int clock, int flags);
 int timerfd_settime(int descriptor, int flags, const void *value, void *old);
 int *__errno_location(void);
 
+#define CWAKE_CLOCK_REALTIME 0
 #define CWAKE_CLOCK_BOOTTIME 7
 #define CWAKE_CLOCK_BOOTTIME_ALARM 9
 /// TFD_CLOEXEC | TFD_NONBLOCK (O_CLOEXEC | O_NONBLOCK).
 #define CWAKE_FLAGS (02000000 | 04000)
 #define CWAKE_TIMER_ABSTIME 1
+#define CWAKE_TIMER_CANCEL_ON_SET 2
 
 /// A timer on `clock` (CWAKE_CLOCK_BOOTTIME_ALARM, or CWAKE_CLOCK_BOOTTIME for one that does
 /// not wake the device), or -1 with errno (EPERM without CAP_WAKE_ALARM).
@@ -31,6 +35,15 @@ static inline int cwake_create(int clock) {
 static inline int cwake_set(int descriptor, long seconds, long nanoseconds) {
     struct cwake_itimerspec value = { { 0, 0 }, { seconds, nanoseconds } };
     return timerfd_settime(descriptor, CWAKE_TIMER_ABSTIME, &value, 0);
+}
+
+/// Arms `descriptor`, a timer on CWAKE_CLOCK_REALTIME, for a time that never comes, cancelled
+/// whenever the wall clock jumps against the monotonic one: at every resume from a sleep (the
+/// kernel treats a resume as a clock set) and at a clock set. Reading it then fails with
+/// ECANCELED, and it must be armed again. 0, or -1 with errno.
+static inline int cwake_watch_clock_jumps(int descriptor) {
+    struct cwake_itimerspec value = { { 0, 0 }, { 1L << 40, 0 } };
+    return timerfd_settime(descriptor, CWAKE_TIMER_ABSTIME | CWAKE_TIMER_CANCEL_ON_SET, &value, 0);
 }
 
 static inline int cwake_errno(void) { return *__errno_location(); }

@@ -2,7 +2,7 @@ import KeepAliveSleep
 
 extension Output {
     /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`lock`,
-    /// `unlock`, `announced`, `alarm`, `resumed`, `woke`, `no-fix`, `work-done`, `work-interrupted`, `session`,
+    /// `unlock`, `announced`, `alarm`, `resumed` (`announced: false` for a sleep nobody announced), `woke`, `no-fix`, `work-done`, `work-interrupted`, `session`,
     /// `failed`, `not-followed`), with the lock's `mode` and `why`, the `kind` of work, and durations in `seconds`.
     static func describe(sleep notice: SleepNotice, in object: inout JSONLine) {
         switch notice {
@@ -33,6 +33,10 @@ extension Output {
             object["seconds"] = .number(delay.seconds)
         case .resumed(let asleep):
             object["sleep"] = "resumed"
+            object["seconds"] = .number(asleep.seconds)
+        case .sleptUnannounced(let asleep):
+            object["sleep"] = "resumed"
+            object["announced"] = .bool(false)
             object["seconds"] = .number(asleep.seconds)
         case .woke(let kind, let late):
             object["sleep"] = "woke"

@@ -53,7 +53,7 @@ struct ServiceMetrics: Sendable {
         case .sleep(.lockReleased(.block, _, let held)):
             heldAwake.record(0)
             heldAwakeSeconds.increment(by: held.seconds)
-        case .sleep(.sleepAnnounced):
+        case .sleep(.sleepAnnounced), .sleep(.sleptUnannounced):
             sleeps.increment()
         case .sleep(.woke(let kind, _)):
             wakes[kind]?.increment()

@@ -88,7 +88,10 @@ public final class DeviceSleepKeeper: Sendable {
                 let now = BootClock.now()
                 switch signal {
                 case .prepareForSleep(true): input.yield(.machine(.sleepAnnounced(now: now)))
-                case .prepareForSleep(false): input.yield(.machine(.resumed(now: now)))
+                case .prepareForSleep(false):
+                    input.yield(.machine(.resumed(now: now)))
+                    // The time asleep from here on is counted from the end of this sleep.
+                    input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: now)))
                 case .session(let session): input.yield(.machine(.session(session, now: now)))
                 case .lost(let reason): input.yield(.lost(reason))
                 }
@@ -110,6 +113,16 @@ public final class DeviceSleepKeeper: Sendable {
         var machine = DeviceSleepMachine(options: configuration.options)
         state.withLock { $0.isFollowed = true }
         input.yield(.machine(.started(now: BootClock.now())))
+        // Every resume, announced or not: a sleep nobody announced (`rtcwake -m mem`) is told.
+        input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: BootClock.now())))
+        let resumes: ResumeWatch?
+        do throws(SleepError) {
+            resumes = try ResumeWatch { input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: BootClock.now()))) }
+        } catch {
+            notice(.failed("\(error); a sleep nobody announced is not noticed"))
+            resumes = nil
+        }
+        defer { resumes?.stop() }
         await withDiscardingTaskGroup { group in
             // The stream's iteration ends when the run is cancelled.
             for await next in events {
@@ -181,7 +194,11 @@ public final class DeviceSleepKeeper: Sendable {
                 input.yield(.machine(.timerFired(now: BootClock.now())))
             }
         case .say(let said):
-            if case .session(let session) = said { state.withLock { $0.session = session } }
+            switch said {
+            case .session(let session): state.withLock { $0.session = session }
+            case .sleptUnannounced: state.withLock { $0.sleeps += 1 }  // an announced one counts at its preparation
+            default: break
+            }
             notice(said)
         }
     }

@@ -17,7 +17,8 @@ public import KeepAliveCore
 ///   delivery given at most ``Options/preparation``, the alarm armed again if the time it
 ///   needs moved, and only then the delay lock released. On the resume,
 ///   the time asleep is a gap, the watch reopens, delivery goes on, and the delay lock is taken
-///   again for the next sleep.
+///   again for the next sleep. A sleep nobody announced (a suspend straight to the kernel) is
+///   seen by the time asleep since boot grown between two readings: resumed the same way.
 /// - **Wakes**: work the rules wake an app for (a refresh task at its begin date, the monitoring
 ///   strategy's check, the hybrid's poll when authorized always) arms the wake alarm, as each
 ///   kind's ``WakeBudget`` allows: work due while its budget is spent waits for the first time
@@ -103,6 +104,12 @@ public struct DeviceSleepMachine: Sendable {
         case workDone(now: Duration)
         /// A timer this machine asked for fired.
         case timerFired(now: Duration)
+        /// The time the device has spent asleep since it booted (the boot clock less the
+        /// monotonic one, which stops in a sleep), read when the kernel says it resumed and at
+        /// the start. Grown while no sleep was announced, it is a sleep nobody announced (a
+        /// suspend straight to the kernel: `rtcwake -m mem`, Sxmo's): told, its time a gap, the
+        /// watch and delivery resumed, as for an announced one.
+        case timeAsleep(total: Duration, now: Duration)
     }
 
     /// What the executor does.
@@ -170,6 +177,9 @@ public struct DeviceSleepMachine: Sendable {
     private var beforeWake: (budget: WakeBudget?, due: Duration)?
     /// Why the `block` lock is held now (`nil`: not held).
     public private(set) var heldFor: String?
+    /// The time asleep since boot when last read (`nil`: the next reading is the baseline, as
+    /// after an announced resume, whose time asleep is already told).
+    private var asleepSinceBoot: Duration?
 
     /// A machine with `options`, the device awake and no lock held.
     public init(options: Options = Options()) {
@@ -213,6 +223,8 @@ public struct DeviceSleepMachine: Sendable {
         case .workDone(let now):
             guard case .working(let kind, _, _) = phase else { return [] }
             return workEnded(kind, now: now, timedOut: false)
+        case .timeAsleep(let total, let now):
+            return timeAsleep(total: total, now: now)
         case .timerFired(let now):
             switch phase {
             case .preparing(let since, _) where now >= since + options.preparation:
@@ -284,16 +296,7 @@ public struct DeviceSleepMachine: Sendable {
         case .preparing, .asleep: return []
         case .awake, .working: break
         }
-        var interrupted: [Action] = []
-        if case .working(let kind, false, _) = phase, let before = beforeWake {
-            // Another process suspended the device before the work was done (its fix, its
-            // app's task): the work stays due at its time and its wake is not counted, so that
-            // this sleep's alarm wakes the device for it again, not a budget's period later.
-            budgets[kind] = before.budget
-            due[kind] = min(due[kind] ?? before.due, before.due)
-            interrupted = [.say(.workInterrupted(kind))]
-        }
-        beforeWake = nil
+        let interrupted = interruptWork()
         // Armed before anything else: a system whose delay is shorter than the preparation
         // suspends without waiting for it, and must still wake for the work.
         let alarm = nextAlarm(from: now)
@@ -305,6 +308,17 @@ public struct DeviceSleepMachine: Sendable {
             actions.append(.letSleep(reason: "the device goes to sleep"))
         }
         return actions + [.prepare(within: options.preparation), .scheduleTimer(at: now + options.preparation)]
+    }
+
+    /// A sleep came during a wake's work. Before its fix (the work, its app's task, not done):
+    /// the work stays due at its time and its wake is not counted, so that the next alarm wakes
+    /// the device for it again, not a budget's period later.
+    private mutating func interruptWork() -> [Action] {
+        defer { beforeWake = nil }
+        guard case .working(let kind, false, _) = phase, let before = beforeWake else { return [] }
+        budgets[kind] = before.budget
+        due[kind] = min(due[kind] ?? before.due, before.due)
+        return [.say(.workInterrupted(kind))]
     }
 
     private mutating func prepared(now: Duration) -> [Action] {
@@ -367,6 +381,38 @@ public struct DeviceSleepMachine: Sendable {
         case .preparing(let start, let armed): (since, alarm) = (start, armed)  // the sleep did not wait for us
         case .awake, .working: return []
         }
+        asleepSinceBoot = nil  // this sleep's time is told here, not again at the next reading
+        let (hold, work) = woke(alarm: alarm, now: now)
+        let resume: [Action] = [.takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))]
+        return [.disarmAlarm] + hold + resume + work + keepArmed(now: now)
+    }
+
+    /// The shortest sleep told as one when nobody announced it (shorter, nothing was missed).
+    public static let unannouncedMinimum = Duration.seconds(1)
+
+    /// A reading of the time asleep since boot: grown by ``unannouncedMinimum`` or more while
+    /// no sleep was announced, the device slept unannounced. The delay lock is still held (no
+    /// preparation released it): the resume is the same as an announced one's otherwise.
+    private mutating func timeAsleep(total: Duration, now: Duration) -> [Action] {
+        defer { asleepSinceBoot = total }
+        guard let before = asleepSinceBoot, total - before >= Self.unannouncedMinimum else { return [] }
+        switch phase {
+        case .preparing, .asleep: return []  // announced: its resume tells it
+        case .awake, .working: break
+        }
+        let asleep = total - before
+        let interrupted = interruptWork()
+        let (hold, work) = woke(alarm: armed, now: now)
+        let resume: [Action] = [.resume(asleep: asleep), .say(.sleptUnannounced(asleep: asleep))]
+        return interrupted + [.disarmAlarm] + hold + resume + work + keepArmed(now: now)
+    }
+
+    /// The device is awake again: for `alarm`'s work if it was the cause (within a second of its
+    /// time, the RTC's resolution, or later). The block lock as the rules now say, to be taken
+    /// first: the device is held for the work before the slower steps of the resume (a loaded
+    /// system's user or idle action may suspend it again within seconds); then the work, after
+    /// the resume's steps (the gap comes before the wake's first fix).
+    private mutating func woke(alarm: Alarm?, now: Duration) -> (hold: [Action], work: [Action]) {
         var work: [Action] = []
         // The alarm's wake: within a second of its time (the RTC's resolution), or later.
         if let alarm, now + .seconds(1) >= alarm.at {
@@ -380,10 +426,7 @@ public struct DeviceSleepMachine: Sendable {
             phase = .awake
         }
         armed = nil
-        // The lock first: the device is held for the work before the slower steps of the
-        // resume (a loaded system's user or idle action may suspend it again within seconds).
-        let resume: [Action] = [.takeDelayLock, .resume(asleep: now - since), .say(.resumed(asleep: now - since))]
-        return [.disarmAlarm] + hold() + resume + work + keepArmed(now: now)
+        return (hold(), work)
     }
 
     private mutating func workEnded(_ kind: WakeKind, now: Duration, timedOut: Bool) -> [Action] {

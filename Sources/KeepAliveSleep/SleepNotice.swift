@@ -20,6 +20,9 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case alarmArmed(WakeKind, in: Duration)
     /// The device resumed after `asleep`, not for an alarm of ours.
     case resumed(asleep: Duration)
+    /// The device slept `asleep` with no announcement (suspended straight through the kernel:
+    /// `rtcwake -m mem`, a phone's own suspend): its time is a gap, the watch and delivery resumed.
+    case sleptUnannounced(asleep: Duration)
     /// The device woke for `kind`, `late` after the alarm's time.
     case woke(WakeKind, late: Duration)
     /// A wake for `kind` had no fix within `waited`.
@@ -41,6 +44,7 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
             "sleep: the device goes to sleep" + (reason.map { " (overriding the lock held for \($0))" } ?? "")
         case .alarmArmed(let kind, let delay): "sleep: wake alarm armed for \(kind.rawValue) in \(delay.secondsText)"
         case .resumed(let asleep): "sleep: resumed after \(asleep.secondsText) asleep"
+        case .sleptUnannounced(let asleep): "sleep: slept \(asleep.secondsText), unannounced"
         case .woke(let kind, let late): "sleep: woke for \(kind.rawValue), \(late.secondsText) after the alarm's time"
         case .noFix(let kind, let waited): "sleep: no fix within \(waited.secondsText) of the wake for \(kind.rawValue)"
         case .workEnded(let kind, let timedOut):

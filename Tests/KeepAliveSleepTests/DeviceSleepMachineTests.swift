@@ -334,4 +334,56 @@ struct DeviceSleepMachineTests {
         #expect(!actions.contains(.say(.workInterrupted(.refresh))))
         #expect(!actions.contains { if case .armAlarm = $0 { true } else { false } })
     }
+
+    // MARK: Sleeps nobody announced
+
+    @Test func aSleepNobodyAnnouncedIsToldAsAGapAndTheWatchAndDeliveryResume() {
+        var machine = started()
+        #expect(machine.handle(.timeAsleep(total: seconds(3), now: seconds(1))).isEmpty, "the first reading is the baseline")
+        _ = machine.handle(.app(.init(state: .background, authorization: .always), now: seconds(2)))
+        #expect(machine.heldFor == "location always")
+        // `rtcwake -m mem -s 40` at 10 s, straight to the kernel: read at the resume.
+        let resumed = machine.handle(.timeAsleep(total: seconds(43), now: seconds(51)))
+        #expect(resumed == [.disarmAlarm, .resume(asleep: seconds(40)), .say(.sleptUnannounced(asleep: seconds(40)))])
+        #expect(!resumed.contains(.takeDelayLock), "no preparation released the delay lock")
+        #expect(machine.heldFor == "location always", "the rules still hold the device")
+        // A clock set (the wall clock jumped, the time asleep did not grow), or a blink shorter
+        // than the minimum, is no sleep.
+        #expect(machine.handle(.timeAsleep(total: seconds(43), now: seconds(60))).isEmpty)
+        #expect(machine.handle(.timeAsleep(total: seconds(43) + .milliseconds(900), now: seconds(61))).isEmpty)
+    }
+
+    @Test func aSleepNobodyAnnouncedEndedByOurAlarmIsAWakeForItsWork() {
+        var machine = started()
+        _ = machine.handle(.timeAsleep(total: .zero, now: .zero))
+        _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
+        #expect(machine.handle(.wake(.refresh, at: seconds(200), now: .zero)).contains(.armAlarm(at: seconds(200), for: .refresh)))
+        // Suspended at 10 s by `rtcwake -m mem` (no announcement), woken by the alarm armed
+        // while awake: the gap first, then the work, the device held for it.
+        let resumed = machine.handle(.timeAsleep(total: seconds(190), now: seconds(200)))
+        #expect(resumed.contains(.holdAwake(reason: "woken for refresh")))
+        #expect(resumed.contains(.say(.woke(.refresh, late: .zero))))
+        let gap = resumed.firstIndex(of: .resume(asleep: seconds(190)))
+        let work = resumed.firstIndex(of: .runWork(.refresh))
+        #expect(gap != nil && work != nil && gap! < work!, "the gap comes before the wake's first fix")
+        // Suspended again before its fix: the work stays due, its wake not counted.
+        let again = machine.handle(.timeAsleep(total: seconds(250), now: seconds(265)))
+        #expect(again.first == .say(.workInterrupted(.refresh)))
+        #expect(again.contains(.say(.sleptUnannounced(asleep: seconds(60)))))
+        #expect(machine.nextWake(of: .refresh, from: seconds(265)) == seconds(265))
+    }
+
+    @Test func anAnnouncedSleepIsNotToldAgainAsUnannounced() {
+        var machine = started()
+        _ = machine.handle(.timeAsleep(total: .zero, now: .zero))
+        _ = machine.handle(.sleepAnnounced(now: seconds(10)))
+        _ = machine.handle(.prepared(now: seconds(11)))
+        // The kernel's resume is read before logind's signal comes: the sleep is logind's.
+        #expect(machine.handle(.timeAsleep(total: seconds(50), now: seconds(61))).isEmpty)
+        #expect(machine.handle(.resumed(now: seconds(61))).contains(.say(.resumed(asleep: seconds(50)))))
+        // Read after logind's signal: the same sleep, not told again.
+        #expect(machine.handle(.timeAsleep(total: seconds(50), now: seconds(61))).isEmpty)
+        // The next sleep nobody announced is counted from the end of that one.
+        #expect(machine.handle(.timeAsleep(total: seconds(80), now: seconds(100))).contains(.say(.sleptUnannounced(asleep: seconds(30)))))
+    }
 }
