@@ -41,6 +41,8 @@ public final class DeviceSleepKeeper: Sendable {
     private let events: AsyncStream<Input>
     private let state = Locked(Status())
     private let rules = Locked(DeviceSleepMachine.AppRules(state: .notRunning, authorization: .notDetermined))
+    /// The last sleep's preparation, until a resume takes it.
+    private let preparing = Locked<SleepPreparation?>(nil)
 
     /// A keeper for `hands`, saying what it does to `notice`.
     public init(configuration: Configuration = Configuration(), hands: any SleepHands, notice: @escaping @Sendable (SleepNotice) -> Void) {
@@ -158,11 +160,16 @@ public final class DeviceSleepKeeper: Sendable {
             if let lock = locks.remove(.delay) { say(released: lock.lock, mode: .delay, since: lock.since, why: "ready for the sleep") }
         case .prepare(let bound):
             state.withLock { $0.sleeps += 1 }
+            let preparation = SleepPreparation()
+            preparing.withLock { $0 = preparation }
             group.addTask { [hands] in
-                await hands.prepareForSleep(within: bound)
+                await preparation.run { await hands.prepareForSleep(within: bound) }
                 input.yield(.machine(.prepared(now: BootClock.now())))
             }
         case .resume(let asleep):
+            // A preparation still under way (the sleep did not wait for it) is cut short and
+            // its end awaited: nothing it does (delivery's pause) may land after the resume.
+            if let preparation = preparing.withLock({ $0.take() }) { await preparation.cut() }
             // Before a wake's work: the gap comes before the wake's first fix.
             await hands.resumed(asleep: asleep)
         case .armAlarm(let time, let kind):
