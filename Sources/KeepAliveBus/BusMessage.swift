@@ -42,6 +42,11 @@ package struct BusMessage {
         return api.pointee.sd_bus_message_read_basic!(pointer, CChar(UInt8(ascii: "u")), &value) > 0 ? value : nil
     }
 
+    package func readUInt64() -> UInt64? {
+        var value: UInt64 = 0
+        return api.pointee.sd_bus_message_read_basic!(pointer, CChar(UInt8(ascii: "t")), &value) > 0 ? value : nil
+    }
+
     package func readBool() -> Bool? {
         var value: Int32 = 0
         return api.pointee.sd_bus_message_read_basic!(pointer, CChar(UInt8(ascii: "b")), &value) > 0 ? value != 0 : nil

@@ -2,8 +2,11 @@ import KeepAliveSleep
 
 extension Output {
     /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`lock`,
-    /// `unlock`, `announced`, `alarm`, `resumed` (`announced: false` for a sleep nobody announced), `woke`, `no-fix`, `work-done`, `work-interrupted`, `session`,
-    /// `failed`, `not-followed`), with the lock's `mode` and `why`, the `kind` of work, and durations in `seconds`.
+    /// `unlock`, `announced`, `alarm`, `resumed` (`announced: false` for a sleep nobody
+    /// announced), `woke`, `no-fix`, `work-done`, `work-interrupted`, `session`, `preparation`
+    /// (its bound in `seconds`, within logind's `delay`), `relocked` (logind restarted or
+    /// connected again), `failed`, `not-followed`), with the
+    /// lock's `mode` and `why`, the `kind` of work, and durations in `seconds`.
     static func describe(sleep notice: SleepNotice, in object: inout JSONLine) {
         switch notice {
         case .lockTaken(let mode, let why):
@@ -18,12 +21,19 @@ extension Output {
         case .failed(let reason):
             object["sleep"] = "failed"
             object["message"] = .string(reason)
+        case .relocked(let why):
+            object["sleep"] = "relocked"
+            object["why"] = .string(why)
         case .notFollowed(let reason):
             object["sleep"] = "not-followed"
             object["message"] = .string(reason)
         case .session(let state):
             object["sleep"] = "session"
             object["session"] = .string(state.rawValue)
+        case .preparationFitted(let within, let delay):
+            object["sleep"] = "preparation"
+            object["seconds"] = .number(within.seconds)
+            object["delay"] = .number(delay.seconds)
         case .sleepAnnounced(let heldFor):
             object["sleep"] = "announced"
             object["why"] = heldFor.map { .string($0) }

@@ -32,6 +32,8 @@ public final class DeviceSleepKeeper: Sendable {
         public var wakes: [WakeKind: Int] = [:]
         /// The next wake alarm armed, on the boot clock, and for what.
         public var alarm: DeviceSleepMachine.Alarm?
+        /// How long a sleep's preparation may take: the configured bound, within logind's delay.
+        public var preparation: Duration = .zero
     }
 
     public let configuration: Configuration
@@ -74,7 +76,9 @@ public final class DeviceSleepKeeper: Sendable {
     public func wake(_ kind: WakeKind, at time: Duration?) { input.yield(.machine(.wake(kind, at: time, now: BootClock.now()))) }
 
     /// Follows logind and does what the machine decides until cancelled; then releases its locks.
-    /// Without a wake alarm (no `CAP_WAKE_ALARM`), it says so and goes on without wakes.
+    /// Without a wake alarm (no `CAP_WAKE_ALARM`), it says so and goes on without wakes. A lost
+    /// connection to the bus (dbus restarted) is made again, and a restart of logind is
+    /// followed: the locks the rules hold are taken again, and it is said.
     /// - Throws: ``SleepError`` when logind cannot be used and ``Configuration/isRequired``;
     ///   when not required, it says why and returns.
     public func run() async throws(SleepError) {
@@ -86,24 +90,12 @@ public final class DeviceSleepKeeper: Sendable {
         }
         let logind: Logind
         do throws(SleepError) {
-            logind = try Logind { signal in
-                let now = BootClock.now()
-                switch signal {
-                case .prepareForSleep(true): input.yield(.machine(.sleepAnnounced(now: now)))
-                case .prepareForSleep(false):
-                    input.yield(.machine(.resumed(now: now)))
-                    // The time asleep from here on is counted from the end of this sleep.
-                    input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: now)))
-                case .session(let session): input.yield(.machine(.session(session, now: now)))
-                case .lost(let reason): input.yield(.lost(reason))
-                }
-            }
+            logind = try connect()
         } catch {
             if configuration.isRequired { throw error }
             notice(.notFollowed("\(error)"))
             return
         }
-        defer { logind.stop() }
         let alarm: WakeAlarm?
         do throws(SleepError) {
             alarm = configuration.options.wakes.isEmpty ? nil : try WakeAlarm()
@@ -111,9 +103,18 @@ public final class DeviceSleepKeeper: Sendable {
             notice(.failed("\(error); nothing wakes the device"))
             alarm = nil
         }
-        var locks = HeldLocks()
-        var machine = DeviceSleepMachine(options: configuration.options)
-        state.withLock { $0.isFollowed = true }
+        var loop = Loop(logind: logind, alarm: alarm)
+        defer { loop.logind.stop() }
+        // The preparation within logind's own delay (a system's InhibitDelayMaxSec may be shorter).
+        let options = logind.inhibitDelayMax.map { configuration.options.fitted(toDelay: $0) } ?? configuration.options
+        if options.preparation < configuration.options.preparation {
+            notice(.preparationFitted(options.preparation, delay: logind.inhibitDelayMax ?? .zero))
+        }
+        var machine = DeviceSleepMachine(options: options)
+        state.withLock {
+            $0.isFollowed = true
+            $0.preparation = options.preparation
+        }
         input.yield(.machine(.started(now: BootClock.now())))
         // Every resume, announced or not: a sleep nobody announced (`rtcwake -m mem`) is told.
         input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: BootClock.now())))
@@ -128,36 +129,81 @@ public final class DeviceSleepKeeper: Sendable {
         await withDiscardingTaskGroup { group in
             // The stream's iteration ends when the run is cancelled.
             for await next in events {
-                guard case .machine(let event) = next else {
-                    if case .lost(let reason) = next {
-                        notice(.failed("logind's connection ended (\(reason)): the device's sleep is no longer followed"))
-                    }
-                    break
+                switch next {
+                case .machine(let event):
+                    for action in machine.handle(event) { await perform(action, loop: &loop, group: &group) }
+                    state.withLock { $0.heldFor = machine.heldFor }
+                case .lost(let reason):
+                    notice(.failed("logind's connection ended (\(reason)): connecting again"))
+                    state.withLock { $0.isFollowed = false }
+                    group.addTask { await self.reconnect() }
+                case .connected(let again):
+                    loop.logind.stop()
+                    loop.logind = again
+                    state.withLock { $0.isFollowed = true }
+                    await relock(machine, loop: &loop, why: "connected to logind again")
+                case .restarted:
+                    await relock(machine, loop: &loop, why: "logind restarted")
                 }
-                for action in machine.handle(event) {
-                    await perform(action, locks: &locks, logind: logind, alarm: alarm, group: &group)
-                }
-                state.withLock { $0.heldFor = machine.heldFor }
             }
             group.cancelAll()
         }
-        alarm?.disarm()
-        for (mode, lock) in locks.all { say(released: lock, mode: mode, since: locks.since[mode] ?? .zero, why: "the service stops") }
+        loop.alarm?.disarm()
+        for (mode, lock) in loop.locks.all { say(released: lock, mode: mode, since: loop.locks.since[mode] ?? .zero, why: "the service stops") }
     }
 
-    private func perform(
-        _ action: DeviceSleepMachine.Action, locks: inout HeldLocks, logind: Logind, alarm: WakeAlarm?, group: inout DiscardingTaskGroup
-    ) async {
+    /// logind on the system bus, its signals told to the loop.
+    private func connect() throws(SleepError) -> Logind {
+        let input = input
+        return try Logind { signal in
+            let now = BootClock.now()
+            switch signal {
+            case .prepareForSleep(true): input.yield(.machine(.sleepAnnounced(now: now)))
+            case .prepareForSleep(false):
+                input.yield(.machine(.resumed(now: now)))
+                // The time asleep from here on is counted from the end of this sleep.
+                input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: now)))
+            case .session(let session): input.yield(.machine(.session(session, now: now)))
+            case .restarted: input.yield(.restarted)
+            case .lost(let reason): input.yield(.lost(reason))
+            }
+        }
+    }
+
+    /// Connects again after the bus was lost: after 1 s, then each time twice as long (at most
+    /// a minute), until it works or the run ends.
+    private func reconnect() async {
+        var wait = Duration.seconds(1)
+        while (try? await Task.sleep(for: wait)) != nil {
+            if let logind = try? connect() {
+                input.yield(.connected(logind))
+                return
+            }
+            wait = min(wait * 2, .seconds(60))
+        }
+    }
+
+    /// Takes again the locks the rules hold (the new one before the old goes: a lock logind
+    /// kept across its restart is never missing meanwhile), and says so.
+    private func relock(_ machine: DeviceSleepMachine, loop: inout Loop, why: String) async {
+        notice(.relocked(why))
+        if let reason = machine.heldFor { await take(.block, why: reason, loop: &loop) }
+        if machine.holdsDelayLock { await take(.delay, why: Self.delayReason, loop: &loop) }
+    }
+
+    private static let delayReason = "commit the journal and deliver before the device sleeps"
+
+    private func perform(_ action: DeviceSleepMachine.Action, loop: inout Loop, group: inout DiscardingTaskGroup) async {
         let input = input
         switch action {
         case .holdAwake(let reason):
-            await take(.block, why: reason, locks: &locks, logind: logind)
+            await take(.block, why: reason, loop: &loop)
         case .letSleep(let reason):
-            if let lock = locks.remove(.block) { say(released: lock.lock, mode: .block, since: lock.since, why: reason) }
+            if let lock = loop.locks.remove(.block) { say(released: lock.lock, mode: .block, since: lock.since, why: reason) }
         case .takeDelayLock:
-            await take(.delay, why: "commit the journal and deliver before the device sleeps", locks: &locks, logind: logind)
+            await take(.delay, why: Self.delayReason, loop: &loop)
         case .releaseDelayLock:
-            if let lock = locks.remove(.delay) { say(released: lock.lock, mode: .delay, since: lock.since, why: "ready for the sleep") }
+            if let lock = loop.locks.remove(.delay) { say(released: lock.lock, mode: .delay, since: lock.since, why: "ready for the sleep") }
         case .prepare(let bound):
             state.withLock { $0.sleeps += 1 }
             let preparation = SleepPreparation()
@@ -174,13 +220,13 @@ public final class DeviceSleepKeeper: Sendable {
             await hands.resumed(asleep: asleep)
         case .armAlarm(let time, let kind):
             do throws(SleepError) {
-                try alarm?.arm(at: time)
+                try loop.alarm?.arm(at: time)
                 state.withLock { $0.alarm = DeviceSleepMachine.Alarm(kind: kind, at: time) }
             } catch {
                 notice(.failed("\(error)"))
             }
         case .disarmAlarm:
-            alarm?.disarm()
+            loop.alarm?.disarm()
             state.withLock { $0.alarm = nil }
         case .runWork(let kind):
             state.withLock { $0.wakes[kind, default: 0] += 1 }
@@ -189,7 +235,7 @@ public final class DeviceSleepKeeper: Sendable {
                 if await hands.runWork(kind, within: bound) { input.yield(.machine(.fixArrived(now: BootClock.now()))) }
             }
         case .deliverNow:
-            let bound = configuration.options.preparation
+            let bound = state.withLock { $0.preparation }
             group.addTask { [hands] in
                 await hands.deliverNow(within: bound)
                 input.yield(.machine(.workDone(now: BootClock.now())))
@@ -210,13 +256,13 @@ public final class DeviceSleepKeeper: Sendable {
         }
     }
 
-    private func take(_ mode: InhibitorLock.Mode, why: String, locks: inout HeldLocks, logind: Logind) async {
+    private func take(_ mode: InhibitorLock.Mode, why: String, loop: inout Loop) async {
         do throws(SleepError) {
-            let lock = try await logind.inhibit(mode, who: configuration.who, why: why)
+            let lock = try await loop.logind.inhibit(mode, who: configuration.who, why: why)
             notice(.lockTaken(mode, why: why))
             // The new lock first: the device is never left without one between the two.
-            if let old = locks.remove(mode) { old.lock.release() }
-            locks.add(lock, mode: mode, at: BootClock.now())
+            if let old = loop.locks.remove(mode) { old.lock.release() }
+            loop.locks.add(lock, mode: mode, at: BootClock.now())
         } catch {
             notice(.failed("\(error)"))
         }
@@ -228,10 +274,20 @@ public final class DeviceSleepKeeper: Sendable {
     }
 }
 
-/// What the keeper's loop takes: the machine's events, and the end of logind's connection.
+/// What the keeper's loop takes: the machine's events, and logind's connection lost, made
+/// again, or its service restarted.
 private enum Input: Sendable {
     case machine(DeviceSleepMachine.Event)
     case lost(String)
+    case connected(Logind)
+    case restarted
+}
+
+/// What the keeper's loop holds: logind's connection, the locks taken on it, the wake alarm.
+private struct Loop {
+    var logind: Logind
+    let alarm: WakeAlarm?
+    var locks = HeldLocks()
 }
 
 /// The locks a keeper holds, with when each was taken.

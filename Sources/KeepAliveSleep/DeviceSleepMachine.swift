@@ -47,11 +47,21 @@ public struct DeviceSleepMachine: Sendable {
         /// long after each wake for it. Each waits for its budget as any work does.
         public var every: [WakeKind: Duration] = [:]
         /// How long the preparation for a sleep (commit, delivery, closing the watch) may take:
-        /// within logind's `InhibitDelayMaxSec` (5 s by default).
+        /// within logind's `InhibitDelayMaxSec` (5 s by default; ``fitted(toDelay:)``).
         public var preparation: Duration = .seconds(4)
 
         /// The defaults: held awake as the rules allow, the default budgets, 45 s for a fix.
         public init() {}
+
+        /// These options with the preparation within logind's delay (`InhibitDelayMaxUSec`):
+        /// at most four fifths of it, the rest the margin for the commit's end and the lock's
+        /// release. logind suspends when its delay is over, prepared or not: a longer bound
+        /// would only be cut, and what it cut is what the preparation is for.
+        public func fitted(toDelay delay: Duration) -> Options {
+            var fitted = self
+            fitted.preparation = min(preparation, delay * 4 / 5)
+            return fitted
+        }
     }
 
     /// What the model says of an app: the service's own (unnamed), or one of a host's.
@@ -180,6 +190,13 @@ public struct DeviceSleepMachine: Sendable {
     /// The time asleep since boot when last read (`nil`: the next reading is the baseline, as
     /// after an announced resume, whose time asleep is already told).
     private var asleepSinceBoot: Duration?
+
+    /// Whether the `delay` lock is held now: from the start and each resume until a sleep's
+    /// preparation is done.
+    public var holdsDelayLock: Bool {
+        if case .asleep = phase { return false }
+        return true
+    }
 
     /// A machine with `options`, the device awake and no lock held.
     public init(options: Options = Options()) {

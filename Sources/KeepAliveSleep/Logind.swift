@@ -13,10 +13,15 @@ public final class Logind: Sendable {
         case prepareForSleep(Bool)
         /// The user's session on seat0 changed (read again after any change of logind's).
         case session(SessionState)
+        /// logind started again (a restart of systemd-logind): its name has a new owner.
+        case restarted
         /// The connection to the bus ended, and why.
         case lost(String)
     }
 
+    /// How long logind lets a sleep wait for the delay locks (`InhibitDelayMaxUSec`, 5 s by
+    /// default), as it said when connected; `nil` if it did not say.
+    public let inhibitDelayMax: Duration?
     private let thread: BusThread
     /// The calls waiting for the bus thread; `nil` once it has ended (a call then fails at once).
     private let jobs = Locked<[@Sendable (LogindConnection) -> Void]?>([])
@@ -28,6 +33,7 @@ public final class Logind: Sendable {
         do throws(BusFailure) {
             thread = try BusThread()
             let connection = try LogindConnection(bus: try SDBus(), signals: signals)
+            inhibitDelayMax = connection.inhibitDelayMax
             let jobs = jobs
             try thread.start(
                 connection.bus,

@@ -13,6 +13,8 @@ final class LogindConnection {
     private let signals: @Sendable (Logind.Signal) -> Void
     private let handlers: UnsafeMutablePointer<csdbus_handlers>
     private var session: SessionState?
+    /// logind's `InhibitDelayMaxUSec`: how long a sleep waits for the delay locks (`nil`: not said).
+    let inhibitDelayMax: Duration?
 
     init(bus: SDBus, signals: @escaping @Sendable (Logind.Signal) -> Void) throws(BusFailure) {
         self.bus = bus
@@ -24,6 +26,9 @@ final class LogindConnection {
         guard present.readBool() == true else {
             throw .setup("systemd-logind is not on the system bus (a device without logind does not sleep through it)")
         }
+        let delay = try? bus.property(Self.name, path: Self.path, interface: Self.manager, name: "InhibitDelayMaxUSec", type: "t")
+        inhibitDelayMax = delay?.readUInt64().map { .microseconds(Int64(clamping: $0)) }
+        delay?.release()
         handlers = .allocate(capacity: 1)
         handlers.initialize(to: csdbus_handlers())
         handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
@@ -37,6 +42,10 @@ final class LogindConnection {
         try bus.matchSignal(sender: Self.name, path: nil, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", handlers: handlers)
         try bus.matchSignal(sender: Self.name, path: Self.path, interface: Self.manager, member: "SessionRemoved", handlers: handlers)
         try bus.matchSignal(sender: Self.name, path: Self.path, interface: Self.manager, member: "SessionNew", handlers: handlers)
+        // logind restarted (its name has a new owner): its locks are taken again.
+        try bus.matchSignal(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", handlers: handlers
+        )
         sessionMayHaveChanged()
     }
 
@@ -44,9 +53,15 @@ final class LogindConnection {
     func close() { handlers.deallocate() }
 
     private func signalled(_ message: BusMessage) {
-        if message.member == "PrepareForSleep" {
+        switch message.member {
+        case "PrepareForSleep":
             if let sleeping = message.readBool() { signals(.prepareForSleep(sleeping)) }
-        } else {
+        case "NameOwnerChanged":
+            // (name, old owner, new owner): a new owner of logind's name is logind started again.
+            guard message.readString() == Self.name, message.readString() != nil, let owner = message.readString(), !owner.isEmpty else { return }
+            signals(.restarted)
+            sessionMayHaveChanged()
+        default:
             sessionMayHaveChanged()
         }
     }

@@ -9,11 +9,16 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case lockReleased(InhibitorLock.Mode, why: String, held: Duration)
     /// Something failed (a lock refused, the alarm not armed); the service goes on.
     case failed(String)
+    /// The locks the rules hold were taken again, and why (logind restarted, or the bus was
+    /// lost and connected again).
+    case relocked(String)
     /// The device's sleep is not followed, and why (no logind: a device without it does not
     /// sleep through it).
     case notFollowed(String)
     /// The user's session changed.
     case session(SessionState)
+    /// logind's delay (`InhibitDelayMaxUSec`) is short: a sleep's preparation is given `within`.
+    case preparationFitted(Duration, delay: Duration)
     /// logind announced a sleep; the `block` lock was held for this reason, if it was.
     case sleepAnnounced(heldFor: String?)
     /// The wake alarm is armed for `kind`, `in` from now.
@@ -38,8 +43,11 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
         case .lockTaken(let mode, let why): "sleep: \(mode.rawValue) lock taken: \(why)"
         case .lockReleased(let mode, let why, let held): "sleep: \(mode.rawValue) lock released after \(held.secondsText): \(why)"
         case .failed(let reason): "sleep: \(reason)"
+        case .relocked(let why): "sleep: \(why): the locks the rules hold are taken again"
         case .notFollowed(let reason): "sleep: not followed: \(reason)"
         case .session(let state): "sleep: the user's session is \(state.rawValue)"
+        case .preparationFitted(let within, let delay):
+            "sleep: logind waits \(delay.secondsText) for a sleep's preparation (InhibitDelayMaxSec): it is given \(within.secondsText)"
         case .sleepAnnounced(let reason):
             "sleep: the device goes to sleep" + (reason.map { " (overriding the lock held for \($0))" } ?? "")
         case .alarmArmed(let kind, let delay): "sleep: wake alarm armed for \(kind.rawValue) in \(delay.secondsText)"

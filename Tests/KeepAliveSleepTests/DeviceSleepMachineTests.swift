@@ -386,4 +386,27 @@ struct DeviceSleepMachineTests {
         // The next sleep nobody announced is counted from the end of that one.
         #expect(machine.handle(.timeAsleep(total: seconds(80), now: seconds(100))).contains(.say(.sleptUnannounced(asleep: seconds(30)))))
     }
+
+    @Test func thePreparationFitsWithinLogindsDelay() {
+        let options = DeviceSleepMachine.Options()
+        #expect(options.fitted(toDelay: .seconds(5)).preparation == .seconds(4), "logind's default: the 4 s asked")
+        #expect(options.fitted(toDelay: .seconds(30)).preparation == .seconds(4), "a longer delay gives no more than asked")
+        #expect(options.fitted(toDelay: .seconds(2)).preparation == .milliseconds(1600))
+        // The machine's own bound follows: its preparation ends within the short delay.
+        var machine = DeviceSleepMachine(options: options.fitted(toDelay: .seconds(2)))
+        _ = machine.handle(.started(now: .zero))
+        #expect(machine.handle(.sleepAnnounced(now: seconds(10))).suffix(2) == [.prepare(within: .milliseconds(1600)), .scheduleTimer(at: seconds(10) + .milliseconds(1600))])
+        #expect(machine.handle(.timerFired(now: seconds(10) + .milliseconds(1600))) == [.releaseDelayLock])
+    }
+
+    @Test func theDelayLockIsHeldFromTheStartUntilASleepsPreparationIsDone() {
+        var machine = started()
+        #expect(machine.holdsDelayLock)
+        _ = machine.handle(.sleepAnnounced(now: seconds(10)))
+        #expect(machine.holdsDelayLock, "held while preparing")
+        #expect(machine.handle(.prepared(now: seconds(11))) == [.releaseDelayLock])
+        #expect(!machine.holdsDelayLock, "asleep: a lock taken again now would hold the sleep for logind's delay")
+        #expect(machine.handle(.resumed(now: seconds(40))).contains(.takeDelayLock))
+        #expect(machine.holdsDelayLock)
+    }
 }
