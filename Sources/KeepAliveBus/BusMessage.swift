@@ -81,6 +81,11 @@ package struct BusMessage {
     }
 
     @discardableResult
+    package func append(_ value: UInt64) -> Int32 {
+        withUnsafePointer(to: value) { api.pointee.sd_bus_message_append_basic!(pointer, CChar(UInt8(ascii: "t")), $0) }
+    }
+
+    @discardableResult
     package func append(_ value: Double) -> Int32 {
         withUnsafePointer(to: value) { api.pointee.sd_bus_message_append_basic!(pointer, CChar(UInt8(ascii: "d")), $0) }
     }

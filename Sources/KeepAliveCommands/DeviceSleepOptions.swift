@@ -32,6 +32,13 @@ struct DeviceSleepOptions: ParsableArguments {
     )
     var holdAwake = true
 
+    @Flag(
+        name: .customLong("back-to-sleep"),
+        inversion: .prefixedNo,
+        help: "After a wake's work, ask logind to suspend at once (unless the device was used since, or another lock holds it) rather than wait for its idle action."
+    )
+    var backToSleep = true
+
     @Option(
         name: .customLong("wake-budget"),
         help: ArgumentHelp(
@@ -54,6 +61,7 @@ struct DeviceSleepOptions: ParsableArguments {
         configuration.isRequired = following == .on
         configuration.options.holdsAwake = holdAwake
         configuration.options.fixWait = fixWait.value
+        configuration.options.sleepsAfterWork = backToSleep
         for setting in wakeBudgets.map(\.value) {
             if let budget = setting.budget {
                 configuration.options.budgets[setting.kind] = budget

@@ -3,10 +3,11 @@ import KeepAliveSleep
 extension Output {
     /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`lock`,
     /// `unlock`, `announced`, `alarm`, `resumed` (`announced: false` for a sleep nobody
-    /// announced), `woke`, `no-fix`, `work-done`, `work-interrupted`, `session`, `preparation`
-    /// (its bound in `seconds`, within logind's `delay`), `relocked` (logind restarted or
-    /// connected again), `failed`, `not-followed`), with the
-    /// lock's `mode` and `why`, the `kind` of work, and durations in `seconds`.
+    /// announced), `woke`, `no-fix`, `work-done`, `work-interrupted`, `back-to-sleep` (with
+    /// `why` when it was not asked), `session`, `preparation` (its bound in `seconds`, within
+    /// logind's `delay`), `relocked` (logind restarted or connected again), `failed`,
+    /// `not-followed`), with the lock's `mode` and `why`, the `kind` of work, and durations in
+    /// `seconds`.
     static func describe(sleep notice: SleepNotice, in object: inout JSONLine) {
         switch notice {
         case .lockTaken(let mode, let why):
@@ -63,6 +64,9 @@ extension Output {
         case .workInterrupted(let kind):
             object["sleep"] = "work-interrupted"
             object["kind"] = .string(kind.rawValue)
+        case .backToSleep(let refused):
+            object["sleep"] = "back-to-sleep"
+            object["why"] = refused.map { .string($0) }
         }
     }
 }

@@ -240,6 +240,10 @@ public final class DeviceSleepKeeper: Sendable {
                 await hands.deliverNow(within: bound)
                 input.yield(.machine(.workDone(now: BootClock.now())))
             }
+        case .sleepAgain(let wokeAt):
+            // The wake's time on the monotonic clock (no sleep since: the same awake stretch).
+            let since = BootClock.monotonic() - (BootClock.now() - wokeAt)
+            notice(.backToSleep(refused: await loop.logind.suspendIfIdle(since: since)))
         case .scheduleTimer(let time):
             group.addTask {
                 // A timer replaced by a later one still fires: the machine ignores it then.

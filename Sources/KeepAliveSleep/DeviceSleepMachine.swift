@@ -46,6 +46,10 @@ public struct DeviceSleepMachine: Sendable {
         /// its interval, the monitoring strategy's check): due from the start, and again that
         /// long after each wake for it. Each waits for its budget as any work does.
         public var every: [WakeKind: Duration] = [:]
+        /// After a wake of ours whose work is done, whether the device is put back to sleep at
+        /// once (when nothing of the rules holds it, the user's session is not active, and
+        /// nobody used the device since the wake), rather than at the system's idle action.
+        public var sleepsAfterWork = true
         /// How long the preparation for a sleep (commit, delivery, closing the watch) may take:
         /// within logind's `InhibitDelayMaxSec` (5 s by default; ``fitted(toDelay:)``).
         public var preparation: Duration = .seconds(4)
@@ -144,6 +148,9 @@ public struct DeviceSleepMachine: Sendable {
         case runWork(WakeKind)
         /// Deliver what waits now, and say ``Event/workDone(now:)``.
         case deliverNow
+        /// Ask for the device's sleep now, if nobody used it since `wokeAt` (the wake's time on
+        /// the boot clock): a wake of ours whose work is done.
+        case sleepAgain(wokeAt: Duration)
         /// Call back with ``Event/timerFired(now:)`` at `at` (on the boot clock), replacing
         /// any timer asked for before.
         case scheduleTimer(at: Duration)
@@ -187,6 +194,8 @@ public struct DeviceSleepMachine: Sendable {
     private var beforeWake: (budget: WakeBudget?, due: Duration)?
     /// Why the `block` lock is held now (`nil`: not held).
     public private(set) var heldFor: String?
+    /// When the device woke for the work running now (by our alarm), on the boot clock.
+    private var wokeAt: Duration?
     /// The time asleep since boot when last read (`nil`: the next reading is the baseline, as
     /// after an announced resume, whose time asleep is already told).
     private var asleepSinceBoot: Duration?
@@ -438,6 +447,7 @@ public struct DeviceSleepMachine: Sendable {
             budgets[kind, default: kind.defaultBudget].spend(at: now)
             due[kind] = options.every[kind].map { now + $0 }
             phase = .working(kind, fixed: false, until: now + options.fixWait)
+            wokeAt = now
             work = [.say(.woke(kind, late: max(.zero, now - alarm.at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
         } else {
             phase = .awake
@@ -449,6 +459,12 @@ public struct DeviceSleepMachine: Sendable {
     private mutating func workEnded(_ kind: WakeKind, now: Duration, timedOut: Bool) -> [Action] {
         phase = .awake
         beforeWake = nil
-        return [.say(.workEnded(kind, timedOut: timedOut))] + hold(ended: "done: woken for \(kind.rawValue)") + keepArmed(now: now)
+        let actions = [.say(.workEnded(kind, timedOut: timedOut))] + hold(ended: "done: woken for \(kind.rawValue)") + keepArmed(now: now)
+        defer { wokeAt = nil }
+        // Back to sleep at once, as a phone does when its last wakelock goes: only a wake of
+        // ours, with nothing of the rules holding the device and the user's session not in
+        // front (whether anyone used the device since the wake is the executor's to ask).
+        guard options.sleepsAfterWork, heldFor == nil, session != .active, let wokeAt else { return actions }
+        return actions + [.sleepAgain(wokeAt: wokeAt)]
     }
 }

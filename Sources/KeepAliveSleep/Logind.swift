@@ -59,6 +59,18 @@ public final class Logind: Sendable {
         return InhibitorLock(descriptor: try result.get(), mode: mode, why: why)
     }
 
+    /// Asks logind to suspend the device now, unless it was used since `since` (on the monotonic
+    /// clock, ``BootClock/monotonic()``) or
+    /// another process holds a block lock (even as root): `nil` when asked, otherwise why not.
+    /// Suspending needs polkit's `org.freedesktop.login1.suspend` (root has it; a user's
+    /// service may be refused, and the device then sleeps at logind's idle action).
+    public func suspendIfIdle(since: Duration) async -> String? {
+        await withCheckedContinuation { continuation in
+            let queued = perform { connection in continuation.resume(returning: connection.suspendIfIdle(since: since)) }
+            if !queued { continuation.resume(returning: "logind's connection has ended") }
+        }
+    }
+
     /// Stops following logind; locks already taken stay held until released.
     public func stop() { thread.stop() }
 

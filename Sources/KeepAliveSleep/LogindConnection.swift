@@ -92,6 +92,35 @@ final class LogindConnection {
         return locked.readBool() == false ? .active : .inactive
     }
 
+    /// Asks logind to suspend the device, if nobody used it since `since` on the monotonic clock
+    /// (logind's `IdleHint`, and its `IdleSinceHintMonotonic` no later than then, with a
+    /// second's margin for logind's own view of the resume) and no other process holds a block lock
+    /// (`SuspendWithFlags` with `SD_LOGIND_ROOT_CHECK_INHIBITORS`: even as root, a lock of
+    /// another's is respected). `nil` when asked; otherwise why not.
+    func suspendIfIdle(since: Duration) -> String? {
+        guard let hint = try? bus.property(Self.name, path: Self.path, interface: Self.manager, name: "IdleHint", type: "b") else {
+            return "logind does not say whether the device is idle"
+        }
+        let idle = hint.readBool() == true
+        hint.release()
+        guard idle else { return "the device is in use (logind's IdleHint)" }
+        if let idleSince = try? bus.property(Self.name, path: Self.path, interface: Self.manager, name: "IdleSinceHintMonotonic", type: "t") {
+            defer { idleSince.release() }
+            if let value = idleSince.readUInt64(), Duration.microseconds(Int64(clamping: value)) > since + .seconds(1) {
+                return "the device was used since the wake (logind's IdleSinceHint)"
+            }
+        }
+        do throws(BusFailure) {
+            let reply = try bus.call(Self.name, path: Self.path, interface: Self.manager, member: "SuspendWithFlags") { call in
+                call.append(UInt64(1))  // SD_LOGIND_ROOT_CHECK_INHIBITORS
+            }
+            reply.release()
+            return nil
+        } catch {
+            return "logind refused to suspend: \(error)"
+        }
+    }
+
     /// `Inhibit("sleep", who, why, mode)`: the lock's descriptor.
     func inhibit(_ mode: InhibitorLock.Mode, who: String, why: String) -> Result<Int32, SleepError> {
         do throws(BusFailure) {

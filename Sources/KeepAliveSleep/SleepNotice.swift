@@ -36,6 +36,8 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case workEnded(WakeKind, timedOut: Bool)
     /// A sleep came before a wake's work was done: the work stays due, its wake not counted.
     case workInterrupted(WakeKind)
+    /// A wake's work is done: the sleep was asked at once (`nil`), or not, and why.
+    case backToSleep(refused: String?)
 
     /// The notice in words, as the output prints it.
     public var description: String {
@@ -58,6 +60,7 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
         case .workEnded(let kind, let timedOut):
             "sleep: the wake for \(kind.rawValue) " + (timedOut ? "ran out of time" : "is done") + "; the device may sleep"
         case .workInterrupted(let kind): "sleep: the device sleeps before the work for \(kind.rawValue) is done; it stays due"
+        case .backToSleep(let refused): refused.map { "sleep: left awake after the wake's work: \($0)" } ?? "sleep: back to sleep at once after the wake's work"
         }
     }
 }

@@ -51,9 +51,14 @@ public enum BootClock {
     /// The time the device has spent asleep since it booted: the boot clock less the monotonic
     /// one (`CLOCK_MONOTONIC`, which stops while the device sleeps). It grows only in a sleep.
     public static func asleepSinceBoot() -> Duration {
-        var monotonic = timespec()
         let boot = now()
-        clock_gettime(CLOCK_MONOTONIC, &monotonic)
-        return boot - (.seconds(monotonic.tv_sec) + .nanoseconds(monotonic.tv_nsec))
+        return boot - monotonic()
+    }
+
+    /// The monotonic clock (`CLOCK_MONOTONIC`): the time since boot, the sleeps left out.
+    public static func monotonic() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
     }
 }

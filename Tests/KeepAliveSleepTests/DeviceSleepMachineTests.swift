@@ -234,7 +234,7 @@ struct DeviceSleepMachineTests {
         #expect(machine.handle(.fixArrived(now: seconds(230))) == [.deliverNow])
         #expect(
             machine.handle(.workDone(now: seconds(231)))
-                == [.say(.workEnded(.refresh, timedOut: false)), .letSleep(reason: "done: woken for refresh")]
+                == [.say(.workEnded(.refresh, timedOut: false)), .letSleep(reason: "done: woken for refresh"), .sleepAgain(wokeAt: seconds(201))]
         )
         // The refresh is spent; the monitoring check is next.
         #expect(machine.nextWake(of: .refresh, from: seconds(231)) == nil)
@@ -285,7 +285,7 @@ struct DeviceSleepMachineTests {
         #expect(machine.heldFor == "woken for monitoring")
         #expect(
             machine.handle(.timerFired(now: seconds(99)))
-                == [.say(.workEnded(.monitoring, timedOut: true)), .letSleep(reason: "done: woken for monitoring")]
+                == [.say(.workEnded(.monitoring, timedOut: true)), .letSleep(reason: "done: woken for monitoring"), .sleepAgain(wokeAt: seconds(50))]
         )
     }
 
@@ -408,5 +408,39 @@ struct DeviceSleepMachineTests {
         #expect(!machine.holdsDelayLock, "asleep: a lock taken again now would hold the sleep for logind's delay")
         #expect(machine.handle(.resumed(now: seconds(40))).contains(.takeDelayLock))
         #expect(machine.holdsDelayLock)
+    }
+
+    // MARK: Back to sleep
+
+    @Test func aWakeOfOursGoesBackToSleepTheMomentItsWorkIsDone() {
+        var machine = started()
+        _ = sleep(&machine, wakingFor: .refresh, at: seconds(200), resumedAt: seconds(200))
+        _ = machine.handle(.fixArrived(now: seconds(203)))
+        #expect(machine.handle(.workDone(now: seconds(204))).last == .sleepAgain(wokeAt: seconds(200)))
+        // A resume that was not our alarm's (the user's, another's) is never put back to sleep.
+        _ = machine.handle(.sleepAnnounced(now: seconds(210)))
+        _ = machine.handle(.prepared(now: seconds(210)))
+        let resumed = machine.handle(.resumed(now: seconds(300)))
+        #expect(!resumed.contains { if case .sleepAgain = $0 { true } else { false } })
+        #expect(!resumed.contains(.runWork(.refresh)), "spent: the refresh's budget allows one in 15 minutes")
+    }
+
+    @Test func theUserInFrontTheRulesOrAnOptOutLeaveTheDeviceAwakeAfterTheWork() {
+        func afterWork(_ prepare: (inout DeviceSleepMachine) -> Void, options: DeviceSleepMachine.Options = .init()) -> [DeviceSleepMachine.Action] {
+            var machine = started(options)
+            prepare(&machine)
+            _ = sleep(&machine, wakingFor: .refresh, at: seconds(200), resumedAt: seconds(200))
+            _ = machine.handle(.fixArrived(now: seconds(203)))
+            return machine.handle(.workDone(now: seconds(204)))
+        }
+        let isSleepAgain: (DeviceSleepMachine.Action) -> Bool = { if case .sleepAgain = $0 { true } else { false } }
+        #expect(afterWork { _ = $0.handle(.session(.active, now: .zero)) }.contains(where: isSleepAgain) == false, "the user's session in front")
+        #expect(afterWork { _ = $0.handle(.session(.inactive, now: .zero)) }.contains(where: isSleepAgain), "a locked session: asked (logind says if it was used)")
+        var optOut = DeviceSleepMachine.Options()
+        optOut.sleepsAfterWork = false
+        #expect(afterWork({ _ in }, options: optOut).contains(where: isSleepAgain) == false, "--no-back-to-sleep")
+        // The rules hold the device once the work is done (another app runs with always).
+        let held = afterWork { _ = $0.handle(.app(.init(app: "logger", state: .background, authorization: .always), now: .zero)) }
+        #expect(held.contains(where: isSleepAgain) == false)
     }
 }
