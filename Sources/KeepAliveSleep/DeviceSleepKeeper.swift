@@ -43,8 +43,6 @@ public final class DeviceSleepKeeper: Sendable {
     private let events: AsyncStream<Input>
     private let state = Locked(Status())
     private let rules = Locked(DeviceSleepMachine.AppRules(state: .notRunning, authorization: .notDetermined))
-    /// The last sleep's preparation, until a resume takes it.
-    private let preparing = Locked<SleepPreparation?>(nil)
 
     /// A keeper for `hands`, saying what it does to `notice`.
     public init(configuration: Configuration = Configuration(), hands: any SleepHands, notice: @escaping @Sendable (SleepNotice) -> Void) {
@@ -117,10 +115,10 @@ public final class DeviceSleepKeeper: Sendable {
         }
         input.yield(.machine(.started(now: BootClock.now())))
         // Every resume, announced or not: a sleep nobody announced (`rtcwake -m mem`) is told.
-        input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: BootClock.now())))
+        input.yield(.timeAsleep())
         let resumes: ResumeWatch?
         do throws(SleepError) {
-            resumes = try ResumeWatch { input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: BootClock.now()))) }
+            resumes = try ResumeWatch { input.yield(.timeAsleep()) }
         } catch {
             notice(.failed("\(error); a sleep nobody announced is not noticed"))
             resumes = nil
@@ -162,7 +160,7 @@ public final class DeviceSleepKeeper: Sendable {
             case .prepareForSleep(false):
                 input.yield(.machine(.resumed(now: now)))
                 // The time asleep from here on is counted from the end of this sleep.
-                input.yield(.machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: now)))
+                input.yield(.timeAsleep(now: now))
             case .session(let session): input.yield(.machine(.session(session, now: now)))
             case .restarted: input.yield(.restarted)
             case .lost(let reason): input.yield(.lost(reason))
@@ -207,7 +205,7 @@ public final class DeviceSleepKeeper: Sendable {
         case .prepare(let bound):
             state.withLock { $0.sleeps += 1 }
             let preparation = SleepPreparation()
-            preparing.withLock { $0 = preparation }
+            loop.preparation = preparation
             group.addTask { [hands] in
                 await preparation.run { await hands.prepareForSleep(within: bound) }
                 input.yield(.machine(.prepared(now: BootClock.now())))
@@ -215,7 +213,7 @@ public final class DeviceSleepKeeper: Sendable {
         case .resume(let asleep):
             // A preparation still under way (the sleep did not wait for it) is cut short and
             // its end awaited: nothing it does (delivery's pause) may land after the resume.
-            if let preparation = preparing.withLock({ $0.take() }) { await preparation.cut() }
+            if let preparation = loop.preparation.take() { await preparation.cut() }
             // Before a wake's work: the gap comes before the wake's first fix.
             await hands.resumed(asleep: asleep)
         case .armAlarm(let time, let kind):
@@ -285,6 +283,11 @@ private enum Input: Sendable {
     case lost(String)
     case connected(Logind)
     case restarted
+
+    /// The time asleep since boot as it reads now (the machine's ``DeviceSleepMachine/Event/timeAsleep(total:now:)``).
+    static func timeAsleep(now: Duration = BootClock.now()) -> Input {
+        .machine(.timeAsleep(total: BootClock.asleepSinceBoot(), now: now))
+    }
 }
 
 /// What the keeper's loop holds: logind's connection, the locks taken on it, the wake alarm.
@@ -292,6 +295,8 @@ private struct Loop {
     var logind: Logind
     let alarm: WakeAlarm?
     var locks = HeldLocks()
+    /// The last sleep's preparation, until a resume takes it.
+    var preparation: SleepPreparation?
 }
 
 /// The locks a keeper holds, with when each was taken.

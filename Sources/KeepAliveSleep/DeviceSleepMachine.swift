@@ -189,13 +189,12 @@ public struct DeviceSleepMachine: Sendable {
     private var due: [WakeKind: Duration] = [:]
     /// The wake alarm armed now (`nil`: none).
     private var armed: Alarm?
-    /// The budget and due time of the wake whose work runs now, as they were before it: a
-    /// sleep that comes before the work is done puts them back.
-    private var beforeWake: (budget: WakeBudget?, due: Duration)?
+    /// The wake whose work runs now: when it came (on the boot clock), and its kind's budget
+    /// and due time as they were before it, which a sleep that comes before the work is done
+    /// puts back.
+    private var wake: (at: Duration, budget: WakeBudget?, due: Duration)?
     /// Why the `block` lock is held now (`nil`: not held).
     public private(set) var heldFor: String?
-    /// When the device woke for the work running now (by our alarm), on the boot clock.
-    private var wokeAt: Duration?
     /// The time asleep since boot when last read (`nil`: the next reading is the baseline, as
     /// after an announced resume, whose time asleep is already told).
     private var asleepSinceBoot: Duration?
@@ -340,8 +339,8 @@ public struct DeviceSleepMachine: Sendable {
     /// the work stays due at its time and its wake is not counted, so that the next alarm wakes
     /// the device for it again, not a budget's period later.
     private mutating func interruptWork() -> [Action] {
-        defer { beforeWake = nil }
-        guard case .working(let kind, false, _) = phase, let before = beforeWake else { return [] }
+        defer { wake = nil }
+        guard case .working(let kind, false, _) = phase, let before = wake else { return [] }
         budgets[kind] = before.budget
         due[kind] = min(due[kind] ?? before.due, before.due)
         return [.say(.workInterrupted(kind))]
@@ -443,11 +442,10 @@ public struct DeviceSleepMachine: Sendable {
         // The alarm's wake: within a second of its time (the RTC's resolution), or later.
         if let alarm, now + .seconds(1) >= alarm.at {
             let kind = alarm.kind
-            beforeWake = (budgets[kind], due[kind] ?? alarm.at)
+            wake = (now, budgets[kind], due[kind] ?? alarm.at)
             budgets[kind, default: kind.defaultBudget].spend(at: now)
             due[kind] = options.every[kind].map { now + $0 }
             phase = .working(kind, fixed: false, until: now + options.fixWait)
-            wokeAt = now
             work = [.say(.woke(kind, late: max(.zero, now - alarm.at))), .runWork(kind), .scheduleTimer(at: now + options.fixWait)]
         } else {
             phase = .awake
@@ -458,9 +456,9 @@ public struct DeviceSleepMachine: Sendable {
 
     private mutating func workEnded(_ kind: WakeKind, now: Duration, timedOut: Bool) -> [Action] {
         phase = .awake
-        beforeWake = nil
+        let wokeAt = wake?.at
+        wake = nil
         let actions = [.say(.workEnded(kind, timedOut: timedOut))] + hold(ended: "done: woken for \(kind.rawValue)") + keepArmed(now: now)
-        defer { wokeAt = nil }
         // Back to sleep at once, as a phone does when its last wakelock goes: only a wake of
         // ours, with nothing of the rules holding the device and the user's session not in
         // front (whether anyone used the device since the wake is the executor's to ask).
