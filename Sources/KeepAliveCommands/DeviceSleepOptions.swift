@@ -2,24 +2,42 @@ import ArgumentParser
 import KeepAliveCore
 import KeepAliveSleep
 
-/// `keepalive run`'s options for the device's sleep: whether logind is followed, whether the
-/// device is held awake, and how often each kind of work may wake it.
+/// `keepalive run`'s options for the device's sleep: through what it is followed (logind, the
+/// kernel's wakelocks), whether the device is held awake, and how often each kind of work may
+/// wake it.
 struct DeviceSleepOptions: ParsableArguments {
     /// `--device-sleep`.
     enum Following: String, ExpressibleByArgument, CaseIterable {
-        /// Followed when logind is on the system bus; said once and left alone when not. Not
-        /// followed by an app of `keepalive host`.
+        /// Followed through what the system has (logind on the system bus, the kernel's
+        /// wakelocks); said once and left alone when it has neither. Not followed by an app of
+        /// `keepalive host`.
         case auto
-        /// Followed; a missing logind is an error.
+        /// Followed through what the system has; having neither is an error.
         case on
+        /// Followed through logind alone; a missing logind is an error.
+        case logind
+        /// Held with the kernel's wakelocks alone; a kernel without them is an error.
+        case wakelocks
+        /// Both; either missing is an error.
+        case both
         /// Not followed: no lock, no preparation, no wake.
         case off
+
+        /// The keeper's way.
+        var way: DeviceSleepWay {
+            switch self {
+            case .auto, .on, .off: .auto
+            case .logind: .logind
+            case .wakelocks: .wakelocks
+            case .both: .both
+            }
+        }
     }
 
     @Option(
         name: .customLong("device-sleep"),
         help: ArgumentHelp(
-            "Follow the device's sleep through logind: auto (when logind is on the system bus; for run, not under --host: the host follows it), on, off.",
+            "Follow the device's sleep: auto (through logind when it is on the system bus, the kernel's wakelocks when it offers them; for run, not under --host: the host follows it), on (auto, and an error when neither), logind, wakelocks, both (an error when missing), off.",
             valueName: "mode"
         )
     )
@@ -28,7 +46,7 @@ struct DeviceSleepOptions: ParsableArguments {
     @Flag(
         name: .customLong("hold-awake"),
         inversion: .prefixedNo,
-        help: "Hold the device awake (a logind sleep lock) while the model lets the app run (a wake's work is held either way)."
+        help: "Hold the device awake (a logind sleep lock, a wakelock) while the model lets the app run (a wake's work is held either way)."
     )
     var holdAwake = true
 
@@ -58,7 +76,8 @@ struct DeviceSleepOptions: ParsableArguments {
     var configuration: DeviceSleepKeeper.Configuration? {
         guard following != .off else { return nil }
         var configuration = DeviceSleepKeeper.Configuration()
-        configuration.isRequired = following == .on
+        configuration.isRequired = following != .auto
+        configuration.way = following.way
         configuration.options.holdsAwake = holdAwake
         configuration.options.fixWait = fixWait.value
         configuration.options.sleepsAfterWork = backToSleep

@@ -1,8 +1,9 @@
 import KeepAliveSleep
 
 extension Output {
-    /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`lock`,
-    /// `unlock`, `announced`, `alarm`, `resumed` (`announced: false` for a sleep nobody
+    /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`followed`
+    /// with its `way`: `logind`, `wakelocks` or `both`, and the `wakelock`'s name; `lock`,
+    /// `unlock`, `wakelock` and `wakeunlock` with its `name`, `announced`, `alarm`, `resumed` (`announced: false` for a sleep nobody
     /// announced), `woke`, `no-fix`, `work-done`, `work-interrupted`, `back-to-sleep` (with
     /// `why` when it was not asked), `session`, `preparation` (its bound in `seconds`, within
     /// logind's `delay`), `relocked` (logind restarted or connected again), `failed`,
@@ -17,6 +18,19 @@ extension Output {
         case .lockReleased(let mode, let why, let held):
             object["sleep"] = "unlock"
             object["mode"] = .string(mode.rawValue)
+            object["why"] = .string(why)
+            object["seconds"] = .number(held.seconds)
+        case .followed(let way, let wakelock):
+            object["sleep"] = "followed"
+            object["way"] = .string(way.rawValue)
+            object["wakelock"] = wakelock.map { .string($0) }
+        case .wakelockTaken(let name, let why):
+            object["sleep"] = "wakelock"
+            object["name"] = .string(name)
+            object["why"] = .string(why)
+        case .wakelockReleased(let name, let why, let held):
+            object["sleep"] = "wakeunlock"
+            object["name"] = .string(name)
             object["why"] = .string(why)
             object["seconds"] = .number(held.seconds)
         case .failed(let reason):

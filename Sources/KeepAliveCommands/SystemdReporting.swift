@@ -76,10 +76,10 @@ final class SystemdReporting: Sendable {
                 becomesReady = true
             case .locationEvent(let event):
                 state.keepAlive = "\(event.identifier) \(event.state)"
-            case .sleep(.lockTaken(.block, let why)):
+            case .sleep(.lockTaken(.block, let why)), .sleep(.wakelockTaken(_, let why)):
                 state.sleep = "held awake: \(why)"
                 urgent = true
-            case .sleep(.lockReleased(.block, let why, _)):
+            case .sleep(.lockReleased(.block, let why, _)), .sleep(.wakelockReleased(_, let why, _)):
                 state.sleep = "may sleep: \(why)"
                 urgent = true
             case .sleep(.woke(let kind, _)):

@@ -18,6 +18,8 @@ struct ServiceMetrics: Sendable {
     private let heldAwake = Gauge(label: "keepalive_device_held_awake")
     private let heldAwakeSeconds = FloatingPointCounter(label: "keepalive_device_held_awake_seconds_total")
     private let sleeps = Counter(label: "keepalive_device_sleeps_total")
+    /// Whether the device is held by a wakelock alone (no logind lock to count).
+    private let heldByWakelock = Locked(false)
     private let wakes = Dictionary(
         uniqueKeysWithValues: WakeKind.allCases.map { ($0, Counter(label: "keepalive_device_wakes_total", dimensions: [("kind", $0.rawValue)])) }
     )
@@ -48,8 +50,16 @@ struct ServiceMetrics: Sendable {
             background.record(1)
         case .lifecycle(.willEnterForeground), .lifecycle(.didBecomeActive):
             background.record(0)
+        case .sleep(.followed(let way, _)):
+            // With both ways, logind's lock and the wakelock are one hold: counted once, as the lock.
+            heldByWakelock.withLock { $0 = way == .wakelocks }
         case .sleep(.lockTaken(.block, _)):
             heldAwake.record(1)
+        case .sleep(.wakelockTaken) where heldByWakelock.withLock({ $0 }):
+            heldAwake.record(1)
+        case .sleep(.wakelockReleased(_, _, let held)) where heldByWakelock.withLock({ $0 }):
+            heldAwake.record(0)
+            heldAwakeSeconds.increment(by: held.seconds)
         case .sleep(.lockReleased(.block, _, let held)):
             heldAwake.record(0)
             heldAwakeSeconds.increment(by: held.seconds)

@@ -1,18 +1,34 @@
 public import KeepAliveCore
 
 /// The device's sleep followed for one service (or a host): does what ``DeviceSleepMachine``
-/// decides with logind's locks and signals, the wake alarm and the service's ``SleepHands``,
-/// and says each step (``SleepNotice``). Runs in ``run()`` until cancelled.
+/// decides with logind's locks and signals, the kernel's wakelocks, the wake alarm and the
+/// service's ``SleepHands``, and says each step (``SleepNotice``). Runs in ``run()`` until
+/// cancelled.
 public final class DeviceSleepKeeper: Sendable {
     /// What the keeper runs with.
     public struct Configuration: Sendable {
         /// The machine's rules, budgets and bounds.
         public var options = DeviceSleepMachine.Options()
-        /// The lock's `who`, as `systemd-inhibit --list` shows it.
+        /// The lock's `who`, as `systemd-inhibit --list` shows it; the wakelock's name is made
+        /// of it (``wakelockName``).
         public var who = "keepalive"
-        /// A missing logind is an error (`false`: it is said, and the sleep is not followed:
-        /// a device without systemd-logind does not sleep through it).
+        /// Through what the device's sleep is followed and held.
+        public var way = DeviceSleepWay.auto
+        /// A way that cannot be used is an error (`false`: it is said, and the sleep is not
+        /// followed through it: a device without systemd-logind does not sleep through it).
         public var isRequired = false
+        /// Where the kernel's wakelocks are (a test's folder of plain files stands in for it).
+        public var wakelockDirectory = "/sys/power"
+        /// How long the kernel keeps the wakelock when it is not renewed: the longest a crash
+        /// can leave the device held awake. Renewed every third of it while held.
+        public var wakelockTimeout: Duration = .seconds(60)
+
+        /// The wakelock's name: `keepalive` for the service's own `who`, `keepalive-WHO` for
+        /// another (`keepalive host` holds `keepalive-host`).
+        public var wakelockName: String {
+            let rest = who.hasPrefix("keepalive") ? who.dropFirst("keepalive".count).drop { $0 == " " || $0 == "-" } : who[...]
+            return KernelWakelock.kernelName(rest.isEmpty ? "keepalive" : "keepalive-\(rest)")
+        }
 
         /// The defaults: held awake as the rules allow, wakes by the default budgets.
         public init() {}
@@ -20,8 +36,10 @@ public final class DeviceSleepKeeper: Sendable {
 
     /// Where the keeper stands, for `status`.
     public struct Status: Sendable, Equatable {
-        /// Whether the sleep is followed now (logind reached, the keeper running).
+        /// Whether the sleep is followed now (logind reached or a wakelock open, the keeper running).
         public var isFollowed = false
+        /// Through what it is followed: logind, the kernel's wakelocks, or both.
+        public var way: DeviceSleepWay?
         /// Why the device is held awake now (`nil`: it is not).
         public var heldFor: String?
         /// The user's session.
@@ -73,11 +91,12 @@ public final class DeviceSleepKeeper: Sendable {
     /// Work of `kind` wants the device awake at `time` on the boot clock (`nil`: no longer).
     public func wake(_ kind: WakeKind, at time: Duration?) { input.yield(.machine(.wake(kind, at: time, now: BootClock.now()))) }
 
-    /// Follows logind and does what the machine decides until cancelled; then releases its locks.
-    /// Without a wake alarm (no `CAP_WAKE_ALARM`), it says so and goes on without wakes. A lost
+    /// Follows the device's sleep (logind, the kernel's wakelocks, or both: ``Configuration/way``)
+    /// and does what the machine decides until cancelled; then releases its locks. Without a
+    /// wake alarm (no `CAP_WAKE_ALARM`), it says so and goes on without wakes. A lost
     /// connection to the bus (dbus restarted) is made again, and a restart of logind is
     /// followed: the locks the rules hold are taken again, and it is said.
-    /// - Throws: ``SleepError`` when logind cannot be used and ``Configuration/isRequired``;
+    /// - Throws: ``SleepError`` when the way cannot be used and ``Configuration/isRequired``;
     ///   when not required, it says why and returns.
     public func run() async throws(SleepError) {
         let input = input
@@ -86,14 +105,16 @@ public final class DeviceSleepKeeper: Sendable {
             input.finish()
             state.withLock { $0.isFollowed = false }
         }
-        let logind: Logind
+        let ways: (logind: Logind?, wakelock: KernelWakelock?)
         do throws(SleepError) {
-            logind = try connect()
+            ways = try openWays()
         } catch {
             if configuration.isRequired { throw error }
             notice(.notFollowed("\(error)"))
             return
         }
+        let way: DeviceSleepWay = ways.logind == nil ? .wakelocks : ways.wakelock == nil ? .logind : .both
+        notice(.followed(way, wakelock: ways.wakelock?.name))
         let alarm: WakeAlarm?
         do throws(SleepError) {
             alarm = configuration.options.wakes.isEmpty ? nil : try WakeAlarm()
@@ -101,16 +122,18 @@ public final class DeviceSleepKeeper: Sendable {
             notice(.failed("\(error); nothing wakes the device"))
             alarm = nil
         }
-        var loop = Loop(logind: logind, alarm: alarm)
-        defer { loop.logind.stop() }
+        var loop = Loop(logind: ways.logind, wakelock: ways.wakelock, alarm: alarm)
+        defer { loop.logind?.stop() }
         // The preparation within logind's own delay (a system's InhibitDelayMaxSec may be shorter).
-        let options = logind.inhibitDelayMax.map { configuration.options.fitted(toDelay: $0) } ?? configuration.options
+        let delay = ways.logind?.inhibitDelayMax
+        let options = delay.map { configuration.options.fitted(toDelay: $0) } ?? configuration.options
         if options.preparation < configuration.options.preparation {
-            notice(.preparationFitted(options.preparation, delay: logind.inhibitDelayMax ?? .zero))
+            notice(.preparationFitted(options.preparation, delay: delay ?? .zero))
         }
         var machine = DeviceSleepMachine(options: options)
         state.withLock {
             $0.isFollowed = true
+            $0.way = way
             $0.preparation = options.preparation
         }
         input.yield(.machine(.started(now: BootClock.now())))
@@ -136,7 +159,7 @@ public final class DeviceSleepKeeper: Sendable {
                     state.withLock { $0.isFollowed = false }
                     group.addTask { await self.reconnect() }
                 case .connected(let again):
-                    loop.logind.stop()
+                    loop.logind?.stop()
                     loop.logind = again
                     state.withLock { $0.isFollowed = true }
                     await relock(machine, loop: &loop, why: "connected to logind again")
@@ -148,6 +171,42 @@ public final class DeviceSleepKeeper: Sendable {
         }
         loop.alarm?.disarm()
         for (mode, lock) in loop.locks.all { say(released: lock, mode: mode, since: loop.locks.since[mode] ?? .zero, why: "the service stops") }
+        await releaseWakelock(why: "the service stops", loop: &loop)
+    }
+
+    /// logind and the wakelock, as ``Configuration/way`` asks and the system offers: a way named
+    /// is needed, `auto` takes what there is.
+    private func openWays() throws(SleepError) -> (logind: Logind?, wakelock: KernelWakelock?) {
+        let way = configuration.way
+        var logind: Logind?
+        var missing: [String] = []
+        if way.usesLogind {
+            do throws(SleepError) {
+                logind = try connect()
+            } catch {
+                if way != .auto { throw error }
+                missing.append("\(error)")
+            }
+        }
+        var wakelock: KernelWakelock?
+        if way.usesWakelocks, way != .auto || KernelWakelock.isOffered(in: configuration.wakelockDirectory) {
+            do throws(SleepError) {
+                let notice = notice
+                wakelock = try KernelWakelock(
+                    name: configuration.wakelockName, directory: configuration.wakelockDirectory, timeout: configuration.wakelockTimeout
+                ) { notice(.failed($0)) }
+            } catch {
+                if way != .auto {
+                    logind?.stop()
+                    throw error
+                }
+                missing.append("\(error)")
+            }
+        } else if way.usesWakelocks {
+            missing.append("the kernel offers no wakelocks (\(configuration.wakelockDirectory)/wake_lock)")
+        }
+        guard logind != nil || wakelock != nil else { throw .setup("neither logind nor the kernel's wakelocks: \(missing.joined(separator: "; "))") }
+        return (logind, wakelock)
     }
 
     /// logind on the system bus, its signals told to the loop.
@@ -195,9 +254,11 @@ public final class DeviceSleepKeeper: Sendable {
         let input = input
         switch action {
         case .holdAwake(let reason):
+            await holdWakelock(why: reason, loop: &loop)
             await take(.block, why: reason, loop: &loop)
         case .letSleep(let reason):
             if let lock = loop.locks.remove(.block) { say(released: lock.lock, mode: .block, since: lock.since, why: reason) }
+            await releaseWakelock(why: reason, loop: &loop)
         case .takeDelayLock:
             await take(.delay, why: Self.delayReason, loop: &loop)
         case .releaseDelayLock:
@@ -240,8 +301,10 @@ public final class DeviceSleepKeeper: Sendable {
             }
         case .sleepAgain(let wokeAt):
             // The wake's time on the monotonic clock (no sleep since: the same awake stretch).
+            // With wakelocks alone, the wakelock's release (the action before) is the step: the
+            // system's suspender sleeps when no other holds the device.
             let since = BootClock.monotonic() - (BootClock.now() - wokeAt)
-            notice(.backToSleep(refused: await loop.logind.suspendIfIdle(since: since)))
+            if let logind = loop.logind { notice(.backToSleep(refused: await logind.suspendIfIdle(since: since))) }
         case .scheduleTimer(let time):
             group.addTask {
                 // A timer replaced by a later one still fires: the machine ignores it then.
@@ -258,9 +321,11 @@ public final class DeviceSleepKeeper: Sendable {
         }
     }
 
+    /// Takes logind's lock of `mode` (when logind is followed).
     private func take(_ mode: InhibitorLock.Mode, why: String, loop: inout Loop) async {
+        guard let logind = loop.logind else { return }
         do throws(SleepError) {
-            let lock = try await loop.logind.inhibit(mode, who: configuration.who, why: why)
+            let lock = try await logind.inhibit(mode, who: configuration.who, why: why)
             notice(.lockTaken(mode, why: why))
             // The new lock first: the device is never left without one between the two.
             if let old = loop.locks.remove(mode) { old.lock.release() }
@@ -268,6 +333,24 @@ public final class DeviceSleepKeeper: Sendable {
         } catch {
             notice(.failed("\(error)"))
         }
+    }
+
+    /// Holds the wakelock (when wakelocks are followed), renewed until released.
+    private func holdWakelock(why: String, loop: inout Loop) async {
+        guard let wakelock = loop.wakelock else { return }
+        if let refused = await wakelock.hold() {
+            notice(.failed("cannot hold the wakelock \(wakelock.name): \(refused)"))
+            return
+        }
+        if loop.wakelockSince == nil { loop.wakelockSince = BootClock.now() }
+        notice(.wakelockTaken(wakelock.name, why: why))
+    }
+
+    /// Releases the wakelock if it is held.
+    private func releaseWakelock(why: String, loop: inout Loop) async {
+        guard let wakelock = loop.wakelock, let since = loop.wakelockSince.take() else { return }
+        if let refused = await wakelock.release() { notice(.failed("cannot release the wakelock \(wakelock.name): \(refused)")) }
+        notice(.wakelockReleased(wakelock.name, why: why, held: BootClock.now() - since))
     }
 
     private func say(released lock: InhibitorLock, mode: InhibitorLock.Mode, since: Duration, why: String) {
@@ -290,9 +373,12 @@ private enum Input: Sendable {
     }
 }
 
-/// What the keeper's loop holds: logind's connection, the locks taken on it, the wake alarm.
+/// What the keeper's loop holds: logind's connection and the locks taken on it, the wakelock
+/// and since when it is held, the wake alarm.
 private struct Loop {
-    var logind: Logind
+    var logind: Logind?
+    let wakelock: KernelWakelock?
+    var wakelockSince: Duration?
     let alarm: WakeAlarm?
     var locks = HeldLocks()
     /// The last sleep's preparation, until a resume takes it.

@@ -7,6 +7,12 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case lockTaken(InhibitorLock.Mode, why: String)
     /// A lock is released after being held for `held`.
     case lockReleased(InhibitorLock.Mode, why: String, held: Duration)
+    /// The sleep is followed through `way`, holding the wakelock `wakelock` (when the way has one).
+    case followed(DeviceSleepWay, wakelock: String?)
+    /// The kernel's wakelock `name` is held (renewed until released).
+    case wakelockTaken(String, why: String)
+    /// The wakelock `name` is released after being held for `held`.
+    case wakelockReleased(String, why: String, held: Duration)
     /// Something failed (a lock refused, the alarm not armed); the service goes on.
     case failed(String)
     /// The locks the rules hold were taken again, and why (logind restarted, or the bus was
@@ -44,6 +50,9 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .lockTaken(let mode, let why): "sleep: \(mode.rawValue) lock taken: \(why)"
         case .lockReleased(let mode, let why, let held): "sleep: \(mode.rawValue) lock released after \(held.secondsText): \(why)"
+        case .followed(let way, let wakelock): "sleep: followed through \(way)" + (wakelock.map { " (wakelock \($0))" } ?? "")
+        case .wakelockTaken(let name, let why): "sleep: wakelock \(name) held: \(why)"
+        case .wakelockReleased(let name, let why, let held): "sleep: wakelock \(name) released after \(held.secondsText): \(why)"
         case .failed(let reason): "sleep: \(reason)"
         case .relocked(let why): "sleep: \(why): the locks the rules hold are taken again"
         case .notFollowed(let reason): "sleep: not followed: \(reason)"
