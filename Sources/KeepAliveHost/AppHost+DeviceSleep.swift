@@ -75,8 +75,8 @@ extension AppHost {
     var deviceStatus: String? {
         guard let keeper = sleepKeeper else { return nil }
         let status = keeper.status
-        guard status.isFollowed else { return "not followed (systemd-logind not reached)" }
-        return status.heldFor.map { "held awake for \($0)" } ?? "not held awake"
+        guard status.isFollowed, let way = status.way else { return "not followed (neither systemd-logind nor the kernel's wakelocks reached)" }
+        return (status.heldFor.map { "held awake for \($0)" } ?? "not held awake") + " (through \(way))"
     }
 }
 

@@ -179,7 +179,8 @@ public struct HostReply: Codable, Sendable, Hashable {
     /// `status`.
     public var apps: [HostAppStatus]?
     /// `status`: the device's sleep, when the host follows it: `held awake for APP: WHY`
-    /// (each app the rules let run, with its rule), `not held awake`, or why it is not followed.
+    /// (each app the rules let run, with its rule), `not held awake`, each with the way it is
+    /// followed (`(through logind)`), or why it is not followed.
     public var device: String?
     /// `monitor`, `unmonitor`: the identifiers of the app's conditions now.
     public var identifiers: [String]?

@@ -45,16 +45,9 @@ final class ServiceWiring: Sendable {
         self.post = post
         let journal = configuration.journal
         sleep = configuration.deviceSleepWithWork.map { sleep in
-            let hands = ServiceSleepHands(
-                journal: journal, delivery: configuration.delivery, locationManager: service.locationManager,
-                record: { fix, tell in
-                    guard let journal else { return tell() }
-                    do { try journal.record(fix, then: tell) } catch {
-                        emit(.error("\(error)"))
-                        tell()
-                    }
-                },
-                emit: emit
+            let hands = TrackerSleepHands(
+                locationManager: service.locationManager, journal: journal, delivery: configuration.delivery,
+                polled: { emit(.poll($0)) }, failed: { emit(.error($0)) }
             )
             return DeviceSleepKeeper(configuration: sleep, hands: hands) { emit(.sleep($0)) }
         }

@@ -93,6 +93,29 @@ struct WakelockTests {
         }
     }
 
+    /// The library's one call: a tracker authorized always holds the device while it follows
+    /// the sleep, and lets go when its task ends.
+    @Test func aTrackerFollowsTheSleepWithOneCall() async throws {
+        let folder = try kernelFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = DeviceSleepKeeper.Configuration()
+        configuration.way = .wakelocks
+        configuration.wakelockDirectory = folder.path
+        configuration.options.wakes = []
+        let notices = Locked<[SleepNotice]>([])
+        let manager = LocationManager(source: GPSDSource())
+        let following = Task {
+            try await DeviceSleepKeeper.follow(manager, configuration: configuration) { notice in notices.withLock { $0.append(notice) } }
+        }
+        try await waitUntil("the wakelock held") { self.told(folder, "wake_lock") == ["keepalive 60000000000"] }
+        following.cancel()
+        try await following.value
+        #expect(told(folder, "wake_unlock") == ["keepalive", "keepalive"])
+        let said = notices.withLock { $0 }
+        #expect(said.contains(.wakelockTaken("keepalive", why: "location always")))
+        #expect(said.contains { if case .wakelockReleased(_, "the service stops", _) = $0 { true } else { false } })
+    }
+
     @Test func theNameIsOneWordMadeOfWho() {
         var configuration = DeviceSleepKeeper.Configuration()
         #expect(configuration.wakelockName == "keepalive")

@@ -1,0 +1,41 @@
+public import KeepAliveCore
+
+extension DeviceSleepKeeper {
+    /// Follows the device's sleep for a tracker made of the library's parts, until the task
+    /// is cancelled: the one call a tracker needs. Through logind, the kernel's wakelocks or
+    /// both, as the system has them (``Configuration/way``); with location `authorization`
+    /// always, the device is held awake while the tracker runs (or, with
+    /// `configuration.options.holdsAwake` false, let sleep and woken for a fix as the poll's
+    /// budget allows); before each sleep the watch closes, the journal commits and delivery
+    /// sends what waits; each sleep, announced or not, is a gap in the journal.
+    ///
+    /// - Parameters:
+    ///   - locationManager: the tracker's fixes; a wake's fix is asked of it.
+    ///   - journal: where the tracker records its fixes (a wake's fix is recorded there too).
+    ///   - delivery: what sends the journal to its servers.
+    ///   - authorization: the tracker's location authorization: only always holds the device or
+    ///     wakes it for a fix.
+    ///   - configuration: the way, the budgets, the bounds; by default what the system has,
+    ///     woken for a fix as often as the poll's budget allows (once each 10 minutes).
+    ///   - notice: each step (a lock, a sleep, a wake), as it happens.
+    /// - Throws: ``SleepError`` when the way cannot be used and `configuration.isRequired`;
+    ///   otherwise a system with neither logind nor wakelocks is told to `notice` and the call
+    ///   returns.
+    public static func follow(
+        _ locationManager: LocationManager, journal: (any FixRecorder)? = nil, delivery: (any PausableWork)? = nil,
+        authorization: LocationAuthorization = .always, configuration: Configuration = Configuration(),
+        notice: @escaping @Sendable (SleepNotice) -> Void = { _ in }
+    ) async throws(SleepError) {
+        var configuration = configuration
+        if configuration.options.every[.poll] == nil {
+            configuration.options.every[.poll] = (configuration.options.budgets[.poll] ?? WakeKind.poll.defaultBudget).interval
+        }
+        let hands = TrackerSleepHands(
+            locationManager: locationManager, journal: journal, delivery: delivery,
+            failed: { notice(.failed($0)) }
+        )
+        let keeper = DeviceSleepKeeper(configuration: configuration, hands: hands, notice: notice)
+        keeper.app(DeviceSleepMachine.AppRules(state: .background, authorization: authorization, backgroundModes: [.location]))
+        try await keeper.run()
+    }
+}
