@@ -46,6 +46,37 @@ static inline int cwake_watch_clock_jumps(int descriptor) {
     return timerfd_settime(descriptor, CWAKE_TIMER_ABSTIME | CWAKE_TIMER_CANCEL_ON_SET, &value, 0);
 }
 
+int epoll_create1(int flags);
+int epoll_ctl(int set, int operation, int descriptor, void *event);
+int epoll_wait(int set, void *events, int count, int timeout);
+
+/// Linux's epoll_event: packed on x86-64 alone.
+#if defined(__x86_64__)
+struct __attribute__((packed)) cwake_epoll_event { unsigned int events; unsigned long long data; };
+#else
+struct cwake_epoll_event { unsigned int events; unsigned long long data; };
+#endif
+
+/// An epoll set (close-on-exec) for cwake_watch_expiry, or -1 with errno.
+static inline int cwake_expiry_set(void) { return epoll_create1(02000000); }
+
+/// Watches the timer `alarm` in `set` with EPOLLWAKEUP: from the moment the alarm expires (in
+/// the kernel, during the resume it causes) until the next cwake_await_expiry on the set, the
+/// kernel holds the device awake, so that no suspender (the kernel's autosleep, one that sleeps
+/// whenever no wakelock is held) can put it back to sleep before the process has taken a
+/// wakelock of its own. Needs CAP_BLOCK_SUSPEND (the kernel drops the flag without it). 0, or
+/// -1 with errno.
+static inline int cwake_watch_expiry(int set, int alarm) {
+    struct cwake_epoll_event event = { 0x001 | (1u << 29), 0 };  /* EPOLLIN | EPOLLWAKEUP */
+    return epoll_ctl(set, 1, alarm, &event);  /* EPOLL_CTL_ADD */
+}
+
+/// Waits until the watched alarm expires: 0, or -1 with errno (EINTR: wait again).
+static inline int cwake_await_expiry(int set) {
+    struct cwake_epoll_event event;
+    return epoll_wait(set, &event, 1, -1) == 1 ? 0 : -1;
+}
+
 static inline int cwake_errno(void) { return *__errno_location(); }
 
 #endif

@@ -122,6 +122,17 @@ public final class DeviceSleepKeeper: Sendable {
             notice(.failed("\(error); nothing wakes the device"))
             alarm = nil
         }
+        // A wake of the alarm held from its first moment to the work's wakelock (a suspender
+        // that sleeps whenever no wakelock is held would otherwise put the device back to sleep
+        // before the service has run).
+        if let alarm, let wakelock = ways.wakelock {
+            do throws(SleepError) {
+                try alarm.watchExpiries { wakelock.bridge() }
+            } catch {
+                notice(.failed("\(error); a suspender may put the device back to sleep before a wake's work holds it"))
+            }
+        }
+        defer { alarm?.stopWatching() }
         var loop = Loop(logind: ways.logind, wakelock: ways.wakelock, alarm: alarm)
         defer { loop.logind?.stop() }
         // The preparation within logind's own delay (a system's InhibitDelayMaxSec may be shorter).
@@ -185,7 +196,7 @@ public final class DeviceSleepKeeper: Sendable {
                 logind = try connect()
             } catch {
                 if way != .auto { throw error }
-                missing.append("\(error)")
+                missing.append(error.reason)
             }
         }
         var wakelock: KernelWakelock?
@@ -200,7 +211,7 @@ public final class DeviceSleepKeeper: Sendable {
                     logind?.stop()
                     throw error
                 }
-                missing.append("\(error)")
+                missing.append(error.reason)
             }
         } else if way.usesWakelocks {
             missing.append("the kernel offers no wakelocks (\(configuration.wakelockDirectory)/wake_lock)")

@@ -25,6 +25,8 @@ final class KernelWakelock: Sendable {
     // Dispatch sources are thread-safe, but Dispatch does not mark the protocol Sendable.
     nonisolated(unsafe) private let renewal: any DispatchSourceTimer
     private let failed: @Sendable (String) -> Void
+    /// Whether ``hold()`` holds it (read and written on ``queue`` alone).
+    nonisolated(unsafe) private var isHeld = false
 
     /// Whether the kernel under `directory` offers wakelocks.
     static func isOffered(in directory: String = "/sys/power") -> Bool {
@@ -52,7 +54,7 @@ final class KernelWakelock: Sendable {
         self.directory = directory
         self.timeout = timeout
         self.failed = failed
-        command = "\(self.name) \(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)"
+        command = "\(self.name) \(Self.nanoseconds(timeout))"
         renewal = DispatchSource.makeTimerSource(queue: queue)
         renewal.setEventHandler { [command, name = self.name] in
             if let error = Self.write(command, to: "\(directory)/wake_lock") { failed("cannot renew the wakelock \(name): \(error)") }
@@ -70,14 +72,32 @@ final class KernelWakelock: Sendable {
         let third = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         return await onQueue {
             let refused = Self.write(self.command, to: "\(self.directory)/wake_lock")
-            if refused == nil { self.renewal.schedule(deadline: .now() + third, repeating: third) }
+            if refused == nil {
+                self.isHeld = true
+                self.renewal.schedule(deadline: .now() + third, repeating: third)
+            }
             return refused
         }
     }
 
+    /// Holds the device for ``bridge`` unless the lock is held already: called where the
+    /// kernel holds the device for a moment (the wake alarm's expiry, ``WakeAlarm``), so that
+    /// the work the wake is for can take the lock before anything suspends the device. Not
+    /// renewed: if no work holds it, it lapses. On the caller's thread (not the pool's).
+    func bridge() {
+        queue.sync {
+            guard !isHeld else { return }
+            _ = Self.write("\(name) \(Self.nanoseconds(Self.bridge))", to: "\(directory)/wake_lock")
+        }
+    }
+
+    /// How long a wake is held before its work holds it.
+    static let bridge = Duration.seconds(5)
+
     /// Lets the device sleep (as far as this lock goes); why the kernel refused, if it did.
     func release() async -> String? {
         await onQueue {
+            self.isHeld = false
             self.renewal.schedule(deadline: .distantFuture)
             return Self.write(self.name, to: "\(self.directory)/wake_unlock")
         }
@@ -86,6 +106,11 @@ final class KernelWakelock: Sendable {
     /// `work`, run on the wakelock's queue, awaited.
     private func onQueue(_ work: @escaping @Sendable () -> String?) async -> String? {
         await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: work()) } }
+    }
+
+    /// A duration in the kernel's nanoseconds.
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     /// `name` as the kernel takes it: one word (it reads the name up to the first space).

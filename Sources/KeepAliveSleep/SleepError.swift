@@ -5,9 +5,12 @@ public enum SleepError: Error, Sendable, Equatable, CustomStringConvertible {
     case failed(String)
 
     /// The reason, for a log or a terminal.
-    public var description: String {
+    public var description: String { "device sleep: \(reason)" }
+
+    /// The reason alone.
+    public var reason: String {
         switch self {
-        case .setup(let reason), .failed(let reason): "device sleep: \(reason)"
+        case .setup(let reason), .failed(let reason): reason
         }
     }
 }

@@ -116,6 +116,30 @@ struct WakelockTests {
         #expect(said.contains { if case .wakelockReleased(_, "the service stops", _) = $0 { true } else { false } })
     }
 
+    /// A wake of the alarm is held from its first moment (the kernel holds the device from the
+    /// expiry until the handler has returned: EPOLLWAKEUP) by a short lock the work's own
+    /// replaces; a lock held already is not shortened.
+    @Test func theAlarmsExpiryIsBridgedToTheWork() async throws {
+        let folder = try kernelFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wakelock = try KernelWakelock(name: "keepalive", directory: folder.path) { _ in }
+        let alarm = try WakeAlarm()
+        let expiries = Locked(0)
+        try alarm.watchExpiries {
+            wakelock.bridge()
+            expiries.withLock { $0 += 1 }
+        }
+        defer { alarm.stopWatching() }
+        try alarm.arm(at: BootClock.now() + .milliseconds(20))
+        try await waitUntil("the expiry told") { expiries.withLock { $0 } == 1 }
+        #expect(told(folder, "wake_lock") == ["keepalive 5000000000"])
+        #expect(await wakelock.hold() == nil)
+        try alarm.arm(at: BootClock.now() + .milliseconds(20))
+        try await waitUntil("the second expiry told") { expiries.withLock { $0 } == 2 }
+        #expect(told(folder, "wake_lock") == ["keepalive 5000000000", "keepalive 60000000000"])
+        #expect(await wakelock.release() == nil)
+    }
+
     @Test func theNameIsOneWordMadeOfWho() {
         var configuration = DeviceSleepKeeper.Configuration()
         #expect(configuration.wakelockName == "keepalive")
