@@ -76,6 +76,8 @@ final class SystemdReporting: Sendable {
                 becomesReady = true
             case .locationEvent(let event):
                 state.keepAlive = "\(event.identifier) \(event.state)"
+            case .sleep(.followed(let way, _)):
+                state.sleep = "followed through \(way)"
             case .sleep(.lockTaken(.block, let why)), .sleep(.wakelockTaken(_, let why)):
                 state.sleep = "held awake: \(why)"
                 urgent = true

@@ -135,18 +135,14 @@ public final class DeviceSleepKeeper: Sendable {
         defer { alarm?.stopWatching() }
         var loop = Loop(logind: ways.logind, wakelock: ways.wakelock, alarm: alarm)
         defer { loop.logind?.stop() }
-        // The preparation within logind's own delay (a system's InhibitDelayMaxSec may be shorter).
-        let delay = ways.logind?.inhibitDelayMax
-        let options = delay.map { configuration.options.fitted(toDelay: $0) } ?? configuration.options
-        if options.preparation < configuration.options.preparation {
-            notice(.preparationFitted(options.preparation, delay: delay ?? .zero))
-        }
-        var machine = DeviceSleepMachine(options: options)
+        var machine = DeviceSleepMachine(options: configuration.options)
         state.withLock {
             $0.isFollowed = true
             $0.way = way
-            $0.preparation = options.preparation
+            $0.preparation = configuration.options.preparation
         }
+        // The preparation within logind's own delay (a system's InhibitDelayMaxSec may be shorter).
+        if let delay = ways.logind?.inhibitDelayMax { input.yield(.machine(.logindDelay(delay))) }
         input.yield(.machine(.started(now: BootClock.now())))
         // Every resume, announced or not: a sleep nobody announced (`rtcwake -m mem`) is told.
         input.yield(.timeAsleep())
@@ -164,7 +160,10 @@ public final class DeviceSleepKeeper: Sendable {
                 switch next {
                 case .machine(let event):
                     for action in machine.handle(event) { await perform(action, loop: &loop, group: &group) }
-                    state.withLock { $0.heldFor = machine.heldFor }
+                    state.withLock {
+                        $0.heldFor = machine.heldFor
+                        $0.preparation = machine.options.preparation
+                    }
                 case .lost(let reason):
                     notice(.failed("logind's connection ended (\(reason)): connecting again"))
                     state.withLock { $0.isFollowed = false }
@@ -174,8 +173,11 @@ public final class DeviceSleepKeeper: Sendable {
                     loop.logind = again
                     state.withLock { $0.isFollowed = true }
                     await relock(machine, loop: &loop, why: "connected to logind again")
+                    if let delay = again.inhibitDelayMax { input.yield(.machine(.logindDelay(delay))) }
                 case .restarted:
                     await relock(machine, loop: &loop, why: "logind restarted")
+                    // Its configuration may have changed with it.
+                    if let delay = await loop.logind?.currentInhibitDelayMax() { input.yield(.machine(.logindDelay(delay))) }
                 }
             }
             group.cancelAll()

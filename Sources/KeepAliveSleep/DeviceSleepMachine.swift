@@ -124,6 +124,9 @@ public struct DeviceSleepMachine: Sendable {
         /// suspend straight to the kernel: `rtcwake -m mem`, Sxmo's): told, its time a gap, the
         /// watch and delivery resumed, as for an announced one.
         case timeAsleep(total: Duration, now: Duration)
+        /// logind's delay for a sleep's preparation (`InhibitDelayMaxUSec`), as it says at the
+        /// connection and after its restart: the preparation fitted within it.
+        case logindDelay(Duration)
     }
 
     /// What the executor does.
@@ -179,7 +182,10 @@ public struct DeviceSleepMachine: Sendable {
     /// The shortest time from a sleep to its wake alarm.
     public static let alarmLead = Duration.seconds(5)
 
-    public let options: Options
+    /// The options in force: as given, the preparation fitted to logind's delay.
+    public private(set) var options: Options
+    /// The options as given.
+    private let configured: Options
     private var phase = Phase.awake
     /// The apps the rules are about, by name (`""`: the service's own); the last one that changed.
     private var apps: [String: AppRules] = [:]
@@ -209,6 +215,7 @@ public struct DeviceSleepMachine: Sendable {
     /// A machine with `options`, the device awake and no lock held.
     public init(options: Options = Options()) {
         self.options = options
+        configured = options
         budgets = options.budgets
     }
 
@@ -221,6 +228,11 @@ public struct DeviceSleepMachine: Sendable {
     /// What to do for `event`.
     public mutating func handle(_ event: Event) -> [Action] {
         switch event {
+        case .logindDelay(let delay):
+            let fitted = configured.fitted(toDelay: delay).preparation
+            guard fitted != options.preparation else { return [] }
+            options.preparation = fitted
+            return fitted < configured.preparation ? [.say(.preparationFitted(fitted, delay: delay))] : []
         case .started(let now):
             for (kind, period) in options.every { due[kind] = now + period }
             return [.takeDelayLock] + hold() + keepArmed(now: now)

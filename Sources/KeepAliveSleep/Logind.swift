@@ -71,6 +71,15 @@ public final class Logind: Sendable {
         }
     }
 
+    /// logind's `InhibitDelayMaxUSec` as it says it now (after a restart of logind's, whose
+    /// configuration may have changed); `nil` if it does not say.
+    public func currentInhibitDelayMax() async -> Duration? {
+        await withCheckedContinuation { continuation in
+            let queued = perform { connection in continuation.resume(returning: connection.currentInhibitDelayMax()) }
+            if !queued { continuation.resume(returning: nil) }
+        }
+    }
+
     /// Stops following logind; locks already taken stay held until released.
     public func stop() { thread.stop() }
 

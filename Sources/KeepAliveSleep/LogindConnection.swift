@@ -16,6 +16,15 @@ final class LogindConnection {
     /// logind's `InhibitDelayMaxUSec`: how long a sleep waits for the delay locks (`nil`: not said).
     let inhibitDelayMax: Duration?
 
+    /// logind's `InhibitDelayMaxUSec` as it says it now (`nil`: it did not say).
+    func currentInhibitDelayMax() -> Duration? { Self.inhibitDelayMax(on: bus) }
+
+    private static func inhibitDelayMax(on bus: SDBus) -> Duration? {
+        let delay = try? bus.property(name, path: path, interface: manager, name: "InhibitDelayMaxUSec", type: "t")
+        defer { delay?.release() }
+        return delay?.readUInt64().map { .microseconds(Int64(clamping: $0)) }
+    }
+
     init(bus: SDBus, signals: @escaping @Sendable (Logind.Signal) -> Void) throws(BusFailure) {
         self.bus = bus
         self.signals = signals
@@ -26,9 +35,7 @@ final class LogindConnection {
         guard present.readBool() == true else {
             throw .setup("systemd-logind is not on the system bus (a device without logind does not sleep through it)")
         }
-        let delay = try? bus.property(Self.name, path: Self.path, interface: Self.manager, name: "InhibitDelayMaxUSec", type: "t")
-        inhibitDelayMax = delay?.readUInt64().map { .microseconds(Int64(clamping: $0)) }
-        delay?.release()
+        inhibitDelayMax = Self.inhibitDelayMax(on: bus)
         handlers = .allocate(capacity: 1)
         handlers.initialize(to: csdbus_handlers())
         handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()

@@ -392,11 +392,18 @@ struct DeviceSleepMachineTests {
         #expect(options.fitted(toDelay: .seconds(5)).preparation == .seconds(4), "logind's default: the 4 s asked")
         #expect(options.fitted(toDelay: .seconds(30)).preparation == .seconds(4), "a longer delay gives no more than asked")
         #expect(options.fitted(toDelay: .seconds(2)).preparation == .milliseconds(1600))
-        // The machine's own bound follows: its preparation ends within the short delay.
-        var machine = DeviceSleepMachine(options: options.fitted(toDelay: .seconds(2)))
+        // The machine's own bound follows logind's delay as logind says it (at the connection,
+        // and again after its restart): its preparation ends within the short delay.
+        var machine = DeviceSleepMachine(options: options)
+        #expect(machine.handle(.logindDelay(.seconds(5))).isEmpty, "the 4 s asked fit")
+        #expect(machine.handle(.logindDelay(.seconds(2))) == [.say(.preparationFitted(.milliseconds(1600), delay: .seconds(2)))])
+        #expect(machine.options.preparation == .milliseconds(1600))
         _ = machine.handle(.started(now: .zero))
         #expect(machine.handle(.sleepAnnounced(now: seconds(10))).suffix(2) == [.prepare(within: .milliseconds(1600)), .scheduleTimer(at: seconds(10) + .milliseconds(1600))])
         #expect(machine.handle(.timerFired(now: seconds(10) + .milliseconds(1600))) == [.releaseDelayLock])
+        // logind restarted with a longer delay: the 4 s asked again, and nothing to say.
+        #expect(machine.handle(.logindDelay(.seconds(10))).isEmpty)
+        #expect(machine.options.preparation == .seconds(4))
     }
 
     @Test func theDelayLockIsHeldFromTheStartUntilASleepsPreparationIsDone() {
