@@ -115,23 +115,7 @@ public final class DeviceSleepKeeper: Sendable {
         }
         let way: DeviceSleepWay = ways.logind == nil ? .wakelocks : ways.wakelock == nil ? .logind : .both
         notice(.followed(way, wakelock: ways.wakelock?.name))
-        let alarm: WakeAlarm?
-        do throws(SleepError) {
-            alarm = configuration.options.wakes.isEmpty ? nil : try WakeAlarm()
-        } catch {
-            notice(.failed("\(error); nothing wakes the device"))
-            alarm = nil
-        }
-        // A wake of the alarm held from its first moment to the work's wakelock (a suspender
-        // that sleeps whenever no wakelock is held would otherwise put the device back to sleep
-        // before the service has run).
-        if let alarm, let wakelock = ways.wakelock {
-            do throws(SleepError) {
-                try alarm.watchExpiries { wakelock.bridge() }
-            } catch {
-                notice(.failed("\(error); a suspender may put the device back to sleep before a wake's work holds it"))
-            }
-        }
+        let alarm = openAlarm(bridgedBy: ways.wakelock)
         defer { alarm?.stopWatching() }
         var loop = Loop(logind: ways.logind, wakelock: ways.wakelock, alarm: alarm)
         defer { loop.logind?.stop() }
@@ -157,27 +141,14 @@ public final class DeviceSleepKeeper: Sendable {
         await withDiscardingTaskGroup { group in
             // The stream's iteration ends when the run is cancelled.
             for await next in events {
-                switch next {
-                case .machine(let event):
-                    for action in machine.handle(event) { await perform(action, loop: &loop, group: &group) }
-                    state.withLock {
-                        $0.heldFor = machine.heldFor
-                        $0.preparation = machine.options.preparation
-                    }
-                case .lost(let reason):
-                    notice(.failed("logind's connection ended (\(reason)): connecting again"))
-                    state.withLock { $0.isFollowed = false }
-                    group.addTask { await self.reconnect() }
-                case .connected(let again):
-                    loop.logind?.stop()
-                    loop.logind = again
-                    state.withLock { $0.isFollowed = true }
-                    await relock(machine, loop: &loop, why: "connected to logind again")
-                    if let delay = again.inhibitDelayMax { input.yield(.machine(.logindDelay(delay))) }
-                case .restarted:
-                    await relock(machine, loop: &loop, why: "logind restarted")
-                    // Its configuration may have changed with it.
-                    if let delay = await loop.logind?.currentInhibitDelayMax() { input.yield(.machine(.logindDelay(delay))) }
+                guard case .machine(let event) = next else {
+                    await follow(next, machine: machine, loop: &loop, group: &group)
+                    continue
+                }
+                for action in machine.handle(event) { await perform(action, loop: &loop, group: &group) }
+                state.withLock {
+                    $0.heldFor = machine.heldFor
+                    $0.preparation = machine.options.preparation
                 }
             }
             group.cancelAll()
@@ -185,6 +156,28 @@ public final class DeviceSleepKeeper: Sendable {
         loop.alarm?.disarm()
         for (mode, lock) in loop.locks.all { say(released: lock, mode: mode, since: loop.locks.since[mode] ?? .zero, why: "the service stops") }
         await releaseWakelock(why: "the service stops", loop: &loop)
+    }
+
+    /// The wake alarm, when any work may wake the device (`nil`, said, without `CAP_WAKE_ALARM`).
+    /// With a wakelock, each wake of the alarm is held from its first moment until the work's
+    /// wakelock holds it: a suspender that sleeps whenever no wakelock is held would otherwise
+    /// put the device back to sleep before the service has run.
+    private func openAlarm(bridgedBy wakelock: KernelWakelock?) -> WakeAlarm? {
+        guard !configuration.options.wakes.isEmpty else { return nil }
+        let alarm: WakeAlarm
+        do throws(SleepError) {
+            alarm = try WakeAlarm()
+        } catch {
+            notice(.failed("\(error); nothing wakes the device"))
+            return nil
+        }
+        guard let wakelock else { return alarm }
+        do throws(SleepError) {
+            try alarm.watchExpiries { wakelock.bridge() }
+        } catch {
+            notice(.failed("\(error); a suspender may put the device back to sleep before a wake's work holds it"))
+        }
+        return alarm
     }
 
     /// logind and the wakelock, as ``Configuration/way`` asks and the system offers: a way named
@@ -220,6 +213,28 @@ public final class DeviceSleepKeeper: Sendable {
         }
         guard logind != nil || wakelock != nil else { throw .setup("neither logind nor the kernel's wakelocks: \(missing.joined(separator: "; "))") }
         return (logind, wakelock)
+    }
+
+    /// logind's connection lost, made again, or its service restarted: the locks taken again,
+    /// the preparation fitted to its delay again.
+    private func follow(_ next: Input, machine: DeviceSleepMachine, loop: inout Loop, group: inout DiscardingTaskGroup) async {
+        switch next {
+        case .machine: break
+        case .lost(let reason):
+            notice(.failed("logind's connection ended (\(reason)): connecting again"))
+            state.withLock { $0.isFollowed = false }
+            group.addTask { await self.reconnect() }
+        case .connected(let again):
+            loop.logind?.stop()
+            loop.logind = again
+            state.withLock { $0.isFollowed = true }
+            await relock(machine, loop: &loop, why: "connected to logind again")
+            if let delay = again.inhibitDelayMax { input.yield(.machine(.logindDelay(delay))) }
+        case .restarted:
+            await relock(machine, loop: &loop, why: "logind restarted")
+            // Its configuration may have changed with it.
+            if let delay = await loop.logind?.currentInhibitDelayMax() { input.yield(.machine(.logindDelay(delay))) }
+        }
     }
 
     /// logind on the system bus, its signals told to the loop.
