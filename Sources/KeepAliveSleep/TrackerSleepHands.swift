@@ -1,6 +1,6 @@
 public import KeepAliveCore
 import Dispatch
-public import FoundationEssentials
+import FoundationEssentials
 
 /// The device's sleep done with a tracker's parts: its location manager, its journal and its
 /// delivery (what ``KeepAliveService`` gives the keeper, and what a tracker made of the
