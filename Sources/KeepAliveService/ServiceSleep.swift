@@ -1,5 +1,3 @@
-import Dispatch
-import FoundationEssentials
 import KeepAliveCore
 import KeepAliveSleep
 

@@ -125,8 +125,7 @@ public final class DeviceSleepKeeper: Sendable {
             $0.way = way
             $0.preparation = configuration.options.preparation
         }
-        // The preparation within logind's own delay (a system's InhibitDelayMaxSec may be shorter).
-        if let delay = ways.logind?.inhibitDelayMax { input.yield(.machine(.logindDelay(delay))) }
+        if let logind = ways.logind { await fitPreparation(to: logind) }
         input.yield(.machine(.started(now: BootClock.now())))
         // Every resume, announced or not: a sleep nobody announced (`rtcwake -m mem`) is told.
         input.yield(.timeAsleep())
@@ -229,12 +228,17 @@ public final class DeviceSleepKeeper: Sendable {
             loop.logind = again
             state.withLock { $0.isFollowed = true }
             await relock(machine, loop: &loop, why: "connected to logind again")
-            if let delay = again.inhibitDelayMax { input.yield(.machine(.logindDelay(delay))) }
+            await fitPreparation(to: again)
         case .restarted:
             await relock(machine, loop: &loop, why: "logind restarted")
-            // Its configuration may have changed with it.
-            if let delay = await loop.logind?.currentInhibitDelayMax() { input.yield(.machine(.logindDelay(delay))) }
+            if let logind = loop.logind { await fitPreparation(to: logind) }
         }
+    }
+
+    /// The preparation within logind's delay as it says it now (a system's InhibitDelayMaxSec
+    /// may be shorter than the preparation asked, and a restart of logind's may change it).
+    private func fitPreparation(to logind: Logind) async {
+        if let delay = await logind.currentInhibitDelayMax() { input.yield(.machine(.logindDelay(delay))) }
     }
 
     /// logind on the system bus, its signals told to the loop.

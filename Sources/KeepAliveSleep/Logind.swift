@@ -19,9 +19,6 @@ public final class Logind: Sendable {
         case lost(String)
     }
 
-    /// How long logind lets a sleep wait for the delay locks (`InhibitDelayMaxUSec`, 5 s by
-    /// default), as it said when connected; `nil` if it did not say.
-    public let inhibitDelayMax: Duration?
     private let thread: BusThread
     /// The calls waiting for the bus thread; `nil` once it has ended (a call then fails at once).
     private let jobs = Locked<[@Sendable (LogindConnection) -> Void]?>([])
@@ -33,7 +30,6 @@ public final class Logind: Sendable {
         do throws(BusFailure) {
             thread = try BusThread()
             let connection = try LogindConnection(bus: try SDBus(), signals: signals)
-            inhibitDelayMax = connection.inhibitDelayMax
             let jobs = jobs
             try thread.start(
                 connection.bus,
@@ -71,8 +67,8 @@ public final class Logind: Sendable {
         }
     }
 
-    /// logind's `InhibitDelayMaxUSec` as it says it now (after a restart of logind's, whose
-    /// configuration may have changed); `nil` if it does not say.
+    /// How long logind lets a sleep wait for the delay locks (`InhibitDelayMaxUSec`, 5 s by
+    /// default) as it says it now (a restart of logind's may change it); `nil` if it does not say.
     public func currentInhibitDelayMax() async -> Duration? {
         await withCheckedContinuation { continuation in
             let queued = perform { connection in continuation.resume(returning: connection.currentInhibitDelayMax()) }

@@ -13,14 +13,10 @@ final class LogindConnection {
     private let signals: @Sendable (Logind.Signal) -> Void
     private let handlers: UnsafeMutablePointer<csdbus_handlers>
     private var session: SessionState?
-    /// logind's `InhibitDelayMaxUSec`: how long a sleep waits for the delay locks (`nil`: not said).
-    let inhibitDelayMax: Duration?
-
-    /// logind's `InhibitDelayMaxUSec` as it says it now (`nil`: it did not say).
-    func currentInhibitDelayMax() -> Duration? { Self.inhibitDelayMax(on: bus) }
-
-    private static func inhibitDelayMax(on bus: SDBus) -> Duration? {
-        let delay = try? bus.property(name, path: path, interface: manager, name: "InhibitDelayMaxUSec", type: "t")
+    /// logind's `InhibitDelayMaxUSec` as it says it now: how long a sleep waits for the delay
+    /// locks (`nil`: it did not say).
+    func currentInhibitDelayMax() -> Duration? {
+        let delay = try? bus.property(Self.name, path: Self.path, interface: Self.manager, name: "InhibitDelayMaxUSec", type: "t")
         defer { delay?.release() }
         return delay?.readUInt64().map { .microseconds(Int64(clamping: $0)) }
     }
@@ -35,7 +31,6 @@ final class LogindConnection {
         guard present.readBool() == true else {
             throw .setup("systemd-logind is not on the system bus (a device without logind does not sleep through it)")
         }
-        inhibitDelayMax = Self.inhibitDelayMax(on: bus)
         handlers = .allocate(capacity: 1)
         handlers.initialize(to: csdbus_handlers())
         handlers.pointee.context = Unmanaged.passUnretained(self).toOpaque()
