@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "KeepAliveCore", targets: ["KeepAliveCore"]),
         .library(name: "KeepAliveAudio", targets: ["KeepAliveAudio"]),
         .library(name: "KeepAliveHost", targets: ["KeepAliveHost"]),
+        .library(name: "KeepAliveHostProtocol", targets: ["KeepAliveHostProtocol"]),
         .library(name: "KeepAliveJournal", targets: ["KeepAliveJournal"]),
         .library(name: "KeepAliveDelivery", targets: ["KeepAliveDelivery"]),
         .library(name: "KeepAliveService", targets: ["KeepAliveService"]),
@@ -103,9 +104,14 @@ let package = Package(
             name: "KeepAliveAudio",
             dependencies: ["KeepAliveCore", "CALSA", .product(name: "SystemPackage", package: "swift-system")]
         ),
+        // The host's wire: requests, replies, notices and the client, all an app links to speak to it.
+        .target(
+            name: "KeepAliveHostProtocol",
+            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "CProcessControl"]
+        ),
         .target(
             name: "KeepAliveHost",
-            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", "KeepAliveSleep", "CProcessControl", "CProcessEvents", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveHostProtocol", "KeepAliveMonitoring", "KeepAliveSleep", "CProcessControl", "CProcessEvents", .product(name: "Logging", package: "swift-log")]
         ),
         // GeoClue2 on the system bus, served by the host (sd-bus, loaded when it starts).
         // sd-bus, loaded when first used: the GeoClue2 service's and logind's bus.
@@ -155,7 +161,7 @@ let package = Package(
             dependencies: [
                 "KeepAliveCore",
                 "KeepAliveAudio",
-                "KeepAliveHost",
+                "KeepAliveHostProtocol",
                 "KeepAliveMonitoring",
                 "KeepAliveSleep",
                 "CSystemdNotify",
@@ -175,7 +181,7 @@ let package = Package(
         .target(
             name: "LocationKeepAlive",
             dependencies: [
-                "KeepAliveCore", "KeepAliveAudio", "KeepAliveHost", "KeepAliveJournal", "KeepAliveDelivery",
+                "KeepAliveCore", "KeepAliveAudio", "KeepAliveHost", "KeepAliveHostProtocol", "KeepAliveJournal", "KeepAliveDelivery",
                 "KeepAliveService", "KeepAliveSimulation", "KeepAliveMonitoring", "KeepAliveGeoClue", "KeepAliveSleep",
             ]
         ),
@@ -200,6 +206,7 @@ let package = Package(
                 "KeepAliveCore",
                 "KeepAliveAudio",
                 "KeepAliveHost",
+                "KeepAliveHostProtocol",
                 "KeepAliveGeoClue",
                 "KeepAliveService",
                 "KeepAliveSimulation",
@@ -277,7 +284,12 @@ let package = Package(
         // The host's and the service's decisions, in their machines (on a test clock).
         .testTarget(
             name: "KeepAliveHostTests",
-            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring"]
+            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveHost", "KeepAliveHostProtocol", "KeepAliveMonitoring"]
+        ),
+        // The host's wire: its commands and notices, read and written as apps see them.
+        .testTarget(
+            name: "KeepAliveHostProtocolTests",
+            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveHostProtocol", "KeepAliveMonitoring"]
         ),
         .testTarget(
             name: "KeepAliveSleepTests",
@@ -286,14 +298,14 @@ let package = Package(
         .testTarget(
             name: "KeepAliveServiceTests",
             dependencies: [
-                "TestWaiting", "KeepAliveCore", "KeepAliveHost", "KeepAliveMonitoring", "KeepAliveService", "KeepAliveSleep",
+                "TestWaiting", "KeepAliveCore", "KeepAliveHostProtocol", "KeepAliveMonitoring", "KeepAliveService", "KeepAliveSleep",
                 "LocationKeepAliveMocks",
             ]
         ),
         // The parsers' fuzz findings (NMEA, gpsd JSON, the host's protocol), replayed.
         .testTarget(
             name: "FuzzRegressionTests",
-            dependencies: ["KeepAliveCore", "KeepAliveHost"],
+            dependencies: ["KeepAliveCore", "KeepAliveHost", "KeepAliveHostProtocol"],
             exclude: ["FuzzRegressions"]
         ),
         // Every Swift snippet of the DocC articles, compiled (and checked to match the articles).

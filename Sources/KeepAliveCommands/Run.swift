@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import KeepAliveCore
 import KeepAliveHost
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 import KeepAliveService
 import Logging

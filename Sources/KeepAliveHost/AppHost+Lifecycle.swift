@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// What the model decides, done to the app's processes: suspended is frozen, resumed is
 /// thawed, killed is SIGKILL, with the notices an app needs to freeze safely.
@@ -55,7 +56,7 @@ extension AppHost {
         switch action {
         case .askBeforeFreezing(let generation):
             spawn {
-                let answered = await self.ask(app, HostNotice(.willSuspend, deadline: self.settings.noticeTimeout.secondsValue))
+                let answered = await self.ask(app, .willSuspend(deadline: self.settings.noticeTimeout.secondsValue))
                 self.handle(.noticeSettled(generation: generation, answered: answered), for: app)
             }
         case .freeze(let generation, let answered): spawn { await self.freeze(app, generation: generation, answered: answered) }
@@ -132,16 +133,16 @@ extension AppHost {
         app.model.conditions = configuration.conditions()
         app.model.defaultScheduledHandler = { [weak self] task in
             let name = task.identifier
-            self?.assumeIsolated { $0.apps[id]?.connection?.send(HostNotice(.runTask, name: name)) }
+            self?.assumeIsolated { $0.apps[id]?.connection?.send(.runTask(name)) }
             task.expirationHandler = { [weak self] in
-                self?.assumeIsolated { $0.apps[id]?.connection?.send(HostNotice(.expiring, name: name)) }
+                self?.assumeIsolated { $0.apps[id]?.connection?.send(.workExpiring(name)) }
             }
         }
     }
 
     /// A host-side background task is about to run out: the app should end it.
     func expiring(_ id: String, task number: Int) {
-        apps[id]?.connection?.send(HostNotice(.expiring, task: number))
+        apps[id]?.connection?.send(.taskExpiring(number))
     }
 
     /// Freezes the app's group, and reports it once the kernel says so with every process inside.
@@ -169,7 +170,7 @@ extension AppHost {
     /// - Returns: whether it answered (`nil`: not connected, nobody to ask).
     func ask(_ app: HostedApp, _ notice: HostNotice) async -> Bool? {
         guard let connection = app.connection else { return nil }
-        let kind = notice.notice == .lifecycle ? (notice.event ?? "lifecycle") : notice.notice.rawValue
+        let kind = notice.answer
         app.answered.remove(kind)
         connection.send(notice)
         return await waitForAnswer(app, kind: kind)
@@ -214,7 +215,7 @@ extension AppHost {
         app.groupEvents?.stop()
         app.groupEvents = nil
         app.group.thawNow()
-        app.connection?.send(HostNotice(.terminate))
+        app.connection?.send(.terminate)
         stopEverything(of: app, with: SIGTERM)
         // Cancelled: the host is stopping its apps itself.
         guard (try? await clock.sleep(for: configuration.terminationGrace)) != nil else { return }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 public import KeepAliveCore
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 
 /// The host as the device's location service: one watch of the receiver for every app's
@@ -180,9 +181,7 @@ extension AppHost {
     /// Tells the app as its machine decides: at once while it runs, after the thaw when frozen,
     /// after its hello when launched for it, later when its wake budget says so.
     private func deliver(_ event: MonitorEvent, to app: HostedApp, received: Double) {
-        var notice = HostNotice(.locationEvent)
-        notice.monitorEvent = event
-        notice.received = received
+        let notice = HostNotice.locationEvent(event, received: received)
         app.model.advance(to: elapsed)
         for action in app.machine.handle(.locationEvent(notice), app.facts(at: elapsed)) {
             if case .reportDelivery(let delivery) = action {

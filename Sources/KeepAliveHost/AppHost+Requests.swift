@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// The control protocol's requests: who may ask what, and what it does to the model.
 extension AppHost {
@@ -21,16 +22,14 @@ extension AppHost {
         _ request: HostRequest,
         from connection: ControlConnection
     ) async throws(HostError) -> HostReply {
-        if connection.isApp,
-            ![.hello, .beginTask, .endTask, .audio, .location, .ack, .schedule, .complete, .monitor, .unmonitor, .wakeOnData]
-                .contains(request.op)
-        {  // refused before it is read: an app learns nothing of the control socket's requests
+        let command = try HostCommand(request)
+        if connection.isApp, !command.isAnAppsOwn {
             throw HostError(
                 .notPermitted,
                 "the apps' socket serves hello and an app's reports: \(request.op.rawValue) goes to the host's control socket"
             )
         }
-        switch try HostCommand(request) {
+        switch command {
         case .hello(let app): return try hello(app, from: connection)
         case .report(let report): return try self.report(report, by: try caller(connection))
         case .monitor(let named, let conditions, let assuming):
@@ -366,7 +365,7 @@ extension AppHost {
         guard app.model.state.isInForeground else { return }
         // The budget starts here, before the app's own copy of it: its expiration never comes first.
         app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
-        if await ask(app, HostNotice(.lifecycle, event: "background")) == false {
+        if await ask(app, .lifecycle(.background)) == false {
             emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
         }
         app.model.advance(to: elapsed)

@@ -1,6 +1,7 @@
 import CProcessControl
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// The host's push: an app names sockets of its own (`wake-on-data`), the host keeps copies
 /// (pidfd_getfd), and while the app is frozen the first data on one wakes it for the event

@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 public import Logging
 public import KeepAliveCore
+public import KeepAliveHostProtocol
 public import KeepAliveMonitoring
 public import KeepAliveSleep
 
@@ -105,13 +106,8 @@ public actor AppHost {
             return BaseDirectory.state().appendingPathComponent("location-keepalive/monitors")
         }
 
-        /// `$XDG_RUNTIME_DIR/keepalive-host.sock`, or `/run/keepalive-host.sock` for root.
-        public static var defaultSocket: URL {
-            if getuid() != 0, let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-                return URL(fileURLWithPath: "\(runtime)/keepalive-host.sock")
-            }
-            return URL(fileURLWithPath: getuid() == 0 ? "/run/keepalive-host.sock" : "/tmp/keepalive-host-\(getuid()).sock")
-        }
+        /// ``HostProtocol/defaultSocket``.
+        public static var defaultSocket: URL { HostProtocol.defaultSocket }
     }
 
     /// Something the host did, for its output.
@@ -483,7 +479,7 @@ public actor AppHost {
             handle(.hostStopping, for: app)
             app.groupEvents?.stop()
             app.group.thawNow()
-            app.connection?.send(HostNotice(.terminate))
+            app.connection?.send(.terminate)
             stopEverything(of: app, with: SIGTERM)
         }
         // Waits on the kernel's word, not cut short by the cancellation that ended the run.

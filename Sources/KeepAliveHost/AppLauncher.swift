@@ -2,6 +2,7 @@ import CProcessControl
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// Starts an app's command in a session of its own, inside its group from the first
 /// instruction, as its user, with no way back to the host's privileges.

@@ -1,6 +1,7 @@
 public import FoundationEssentials
 import Glibc
 import KeepAliveCore
+public import KeepAliveHostProtocol
 
 /// Every process of one app, frozen, thawed and killed as one: a cgroup (v2 or v1 freezer)
 /// with any groups the app made inside it, or, with signals, the session the app was started in.

@@ -1,4 +1,5 @@
 import Glibc
+public import KeepAliveHostProtocol
 
 /// Who an app runs as: a user's ids and supplementary groups, from the user database.
 public struct AppUser: Sendable, Hashable, CustomStringConvertible {

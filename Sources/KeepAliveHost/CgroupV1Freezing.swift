@@ -1,5 +1,6 @@
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// The cgroup v1 freezer controller (`freezer.state`). A group can stick in `FREEZING` (a task
 /// in an uninterruptible wait): it is asked again every 50 ms, and at the deadline thawed and

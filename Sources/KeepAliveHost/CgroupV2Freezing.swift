@@ -1,5 +1,6 @@
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// The cgroup v2 freezer (`cgroup.freeze`), as Android freezes cached apps: the kernel says
 /// `frozen 1` in `cgroup.events`, and tells of the change through inotify.

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// One client of a host socket on the server's event loop: whole request lines in, replies
 /// and notices out, never blocking, within the ``ControlLimits``.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// One client of the host's control socket, and who it is.
 public final class ControlConnection: Sendable {

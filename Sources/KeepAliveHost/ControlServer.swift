@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// Accepts connections on a socket of the host's and hands each request, in order, to `handle`,
 /// on one event loop: no thread per client, so no number of idle, slow or frozen clients holds

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+public import KeepAliveHostProtocol
 
 /// The host's freezer: where app groups live and how they are frozen, chosen once at start.
 public struct Freezer: Sendable {

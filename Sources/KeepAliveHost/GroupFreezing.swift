@@ -1,5 +1,6 @@
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// How one freezer holds an app's group: which processes are the app's, how they are frozen
 /// and thawed, and where one that left went. One type per freezer (``CgroupV2Freezing``,

@@ -2,6 +2,7 @@ public import FoundationEssentials
 import CProcessControl
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// Never an app left frozen by a host that died: a small process of its own, started by the
 /// host with a pipe as its standard input. When the host ends in any way (even `kill -9`),

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeepAliveCore
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 
 /// One app under the host: its model (the same ``Application`` the simulator runs), the host's
@@ -158,9 +159,4 @@ struct LaunchSpec {
     var user: AppUser
     /// Added to the allow-list of the host's environment (`launch --env`).
     var environment: [String: String] = [:]
-}
-
-extension Duration {
-    /// Seconds as a floating-point number.
-    package var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,4 +1,5 @@
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// The host's decisions for one app, as a value: events in, actions out, on the host's clock
 /// (the time since it started), shaped like ``HybridKeepAliveMachine``. ``AppHost`` only does
@@ -238,7 +239,7 @@ struct HostedAppMachine: Sendable {
                 if waiting.generation == generation, facts.state == .suspended { return [freeze(answered: waiting.answered)] }
             }
             guard step == generation else { return [] }
-            return (wasFrozen && facts.state != .suspended ? [.send([HostNotice(.didResume)])] : []) + flush(facts, thawed: true)
+            return (wasFrozen && facts.state != .suspended ? [.send([.didResume])] : []) + flush(facts, thawed: true)
         case .dataArrived(let step):
             guard step == generation, facts.state == .suspended else { return [] }
             return [.stopWatchingSockets] + wake(for: .data, facts)
@@ -286,7 +287,7 @@ struct HostedAppMachine: Sendable {
     private mutating func modelChanged(_ change: AppEvent, _ facts: Facts) -> [Action] {
         switch change {
         case .willEnterForeground:
-            return [.send([HostNotice(.lifecycle, event: "foreground")])]
+            return [.send([.lifecycle(.foreground)])]
         case .suspended:
             generation += 1
             return [.askBeforeFreezing(generation: generation)]

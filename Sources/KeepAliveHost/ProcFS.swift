@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// Small reads and writes of `/proc` and cgroup files: one value a file, no buffering.
 enum ProcFS {
@@ -26,7 +27,7 @@ enum ProcFS {
 
     /// The calling thread's errno as a ``HostError`` with `context`.
     static func failure(_ context: String, code: HostError.Code = .freezeFailed) -> HostError {
-        HostError(code, "\(context): \(String(cString: strerror(errno)).lowercased())")
+        HostError.system(context, code: code)
     }
 
     /// Every process id on the machine.

@@ -2,6 +2,7 @@ import CProcessEvents
 import Dispatch
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// Follows every process an app starts, wherever it goes, from the kernel's own word: the
 /// process events connector tells of each fork and exit, so a child that leaves the app's

@@ -1,5 +1,6 @@
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// SIGSTOP and SIGCONT to every process of the app, as Ubuntu Touch does: its session, and every
 /// process it started wherever it went (setsid, orphaned to pid 1), followed by the kernel's

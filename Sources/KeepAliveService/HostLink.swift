@@ -1,6 +1,6 @@
 import FoundationEssentials
 import KeepAliveCore
-import KeepAliveHost
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 
 /// A service running as an app of `keepalive host`: what its model does is reported to the

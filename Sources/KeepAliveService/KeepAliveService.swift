@@ -2,7 +2,7 @@ import FoundationEssentials
 public import Logging
 public import KeepAliveAudio
 public import KeepAliveCore
-public import KeepAliveHost
+public import KeepAliveHostProtocol
 public import KeepAliveMonitoring
 public import KeepAliveSleep
 

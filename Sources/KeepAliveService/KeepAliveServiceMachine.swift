@@ -1,5 +1,5 @@
 import KeepAliveCore
-import KeepAliveHost
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 
 /// The service's decisions, as a value: events in, actions out, shaped like
@@ -103,12 +103,12 @@ struct KeepAliveServiceMachine: Sendable {
     }
 
     private func hostNotice(_ notice: HostNotice) -> [Action] {
-        switch notice.notice {
-        case .lifecycle where notice.event == "background": return [.post(.enterBackground)]
-        case .lifecycle where notice.event == "foreground": return [.post(.enterForeground)]
-        case .willSuspend:
+        switch notice {
+        case .lifecycle(.background): return [.post(.enterBackground)]
+        case .lifecycle(.foreground): return [.post(.enterForeground)]
+        case .willSuspend(let seconds):
             // Answered before the host's deadline, with a fifth of it to spare for the answer.
-            let deadline = notice.deadline.map { Duration.seconds($0 * 0.8) } ?? options.stopTimeout
+            let deadline = Duration.seconds(seconds * 0.8)
             return [
                 .post(.suspendedByHost),
                 .prepareForSuspension(deliveryWithin: max(.zero, min(options.stopTimeout, deadline))),
@@ -117,20 +117,16 @@ struct KeepAliveServiceMachine: Sendable {
             ]
         case .didResume:
             return [.note("host: resumed after a freeze"), .post(.resumedByHost), .resumeAfterSuspension]
-        case .expiring:
-            if let name = notice.name {
-                return [.note("host: scheduled task \(name) expiring"), .post(.scheduledTaskExpiring(name))]
-            }
-            return [.note("host: background task #\(notice.task ?? 0) expiring")]
-        case .runTask:
-            return [.note("host: run scheduled task \(notice.name ?? "")"), .post(.runScheduledTask(notice.name ?? ""))]
-        case .locationEvent:
-            guard let event = notice.monitorEvent else { return [] }
+        case .workExpiring(let name):
+            return [.note("host: scheduled task \(name) expiring"), .post(.scheduledTaskExpiring(name))]
+        case .taskExpiring(let number):
+            return [.note("host: background task #\(number) expiring")]
+        case .runTask(let name):
+            return [.note("host: run scheduled task \(name)"), .post(.runScheduledTask(name))]
+        case .locationEvent(let event, _):
             return [.recordEvent(event), .post(.wakeForLocationEvent)]
         case .terminate:
             return [.note("host: asked to stop")]
-        case .lifecycle:
-            return []
         }
     }
 }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import KeepAliveCore
-import KeepAliveHost
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 
 /// The monitoring strategy's conditions while the service runs: the app's own (from

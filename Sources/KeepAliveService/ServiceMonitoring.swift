@@ -1,6 +1,6 @@
 public import FoundationEssentials
 public import KeepAliveMonitoring
-import KeepAliveHost
+import KeepAliveHostProtocol
 
 /// What the monitoring strategy (``KeepAliveStrategyKind/monitoring``) watches, and who watches it.
 ///

@@ -1,6 +1,6 @@
 import KeepAliveAudio
 import KeepAliveCore
-import KeepAliveHost
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 import KeepAliveSleep
 

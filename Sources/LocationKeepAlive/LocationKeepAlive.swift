@@ -5,6 +5,7 @@
 @_exported public import KeepAliveDelivery
 @_exported public import KeepAliveGeoClue
 @_exported public import KeepAliveHost
+@_exported public import KeepAliveHostProtocol
 @_exported public import KeepAliveJournal
 @_exported public import KeepAliveMonitoring
 @_exported public import KeepAliveService

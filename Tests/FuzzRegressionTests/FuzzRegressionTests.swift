@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Fuzzing) @testable import KeepAliveCore
 @_spi(Fuzzing) @testable import KeepAliveHost
+@testable import KeepAliveHostProtocol
 import Testing
 
 /// The inputs kept from fuzzing (`scripts/fuzz`), replayed on every run: each once crashed or

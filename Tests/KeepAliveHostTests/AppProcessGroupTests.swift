@@ -1,6 +1,7 @@
 import Glibc
 import KeepAliveCore
 @testable import KeepAliveHost
+@testable import KeepAliveHostProtocol
 import Testing
 
 /// What an app's group does whichever freezer holds it, on a freezer of the test's own: what

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 @testable import KeepAliveHost
+@testable import KeepAliveHostProtocol
 import TestWaiting
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import KeepAliveCore
-import KeepAliveHost
+import KeepAliveHostProtocol
 import KeepAliveMonitoring
 @testable import KeepAliveService
 import Testing
@@ -37,17 +37,14 @@ import Testing
     }
 
     @Test(arguments: [
-        (Double?.some(0.5), Duration.milliseconds(400)),  // four fifths of the host's deadline
+        (0.5, Duration.milliseconds(400)),  // four fifths of the host's deadline
         (60, .seconds(5)),  // at most the stop timeout
-        (nil, .seconds(5)),
         (-1, .zero),
     ])
-    func aFreezeIsPreparedForWithinTheHostsDeadlineThenAnswered(deadline: Double?, delivery: Duration) {
+    func aFreezeIsPreparedForWithinTheHostsDeadlineThenAnswered(deadline: Double, delivery: Duration) {
         var machine = Self.machine()
-        var notice = HostNotice(.willSuspend)
-        notice.deadline = deadline
         #expect(
-            machine.handle(.hostNotice(notice)) == [
+            machine.handle(.hostNotice(.willSuspend(deadline: deadline))) == [
                 .post(.suspendedByHost),
                 .prepareForSuspension(deliveryWithin: delivery),
                 .answer(.willSuspend),
@@ -58,26 +55,22 @@ import Testing
 
     @Test func theHostsNoticesBecomeTheModelsCommands() {
         var machine = Self.machine()
-        #expect(machine.handle(.hostNotice(HostNotice(.lifecycle, event: "background"))) == [.post(.enterBackground)])
-        #expect(machine.handle(.hostNotice(HostNotice(.lifecycle, event: "foreground"))) == [.post(.enterForeground)])
-        #expect(machine.handle(.hostNotice(HostNotice(.lifecycle, event: "sideways"))).isEmpty)
+        #expect(machine.handle(.hostNotice(.lifecycle(.background))) == [.post(.enterBackground)])
+        #expect(machine.handle(.hostNotice(.lifecycle(.foreground))) == [.post(.enterForeground)])
         #expect(
-            machine.handle(.hostNotice(HostNotice(.didResume)))
+            machine.handle(.hostNotice(.didResume))
                 == [.note("host: resumed after a freeze"), .post(.resumedByHost), .resumeAfterSuspension]
         )
         #expect(
-            machine.handle(.hostNotice(HostNotice(.runTask, name: "sync")))
+            machine.handle(.hostNotice(.runTask("sync")))
                 == [.note("host: run scheduled task sync"), .post(.runScheduledTask("sync"))]
         )
         #expect(
-            machine.handle(.hostNotice(HostNotice(.expiring, name: "sync")))
+            machine.handle(.hostNotice(.workExpiring("sync")))
                 == [.note("host: scheduled task sync expiring"), .post(.scheduledTaskExpiring("sync"))]
         )
-        #expect(machine.handle(.hostNotice(HostNotice(.expiring, task: 3))) == [.note("host: background task #3 expiring")])
-        #expect(machine.handle(.hostNotice(HostNotice(.locationEvent))).isEmpty)  // no event in it
-        var told = HostNotice(.locationEvent)
-        told.monitorEvent = Self.event
-        #expect(machine.handle(.hostNotice(told)) == [.recordEvent(Self.event), .post(.wakeForLocationEvent)])
+        #expect(machine.handle(.hostNotice(.taskExpiring(3))) == [.note("host: background task #3 expiring")])
+        #expect(machine.handle(.hostNotice(.locationEvent(Self.event, received: nil))) == [.recordEvent(Self.event), .post(.wakeForLocationEvent)])
     }
 
     @Test func aLocationEventIsRecordedBeforeTheAppIsWokenForIt() {

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import KeepAliveCore
 import KeepAliveHost
+import KeepAliveHostProtocol
 
 extension KeepAlive.HostCommand {
     struct Launch: AsyncParsableCommand {

@@ -85,9 +85,12 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
 }
 
 extension Duration {
+    /// Seconds as a floating-point number.
+    package var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+
     /// `1.5 s`, for messages.
     public var secondsText: String {
-        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        let seconds = secondsValue
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds.significant(3)) s"
     }
 }

@@ -5,7 +5,7 @@ import FoundationEssentials
 import KeepAliveCore
 import KeepAliveMonitoring
 import Testing
-import KeepAliveHost
+import KeepAliveHostProtocol
 
 @MainActor func monitoringRegionsAndVisitsSnippet1() async throws {
     let monitor = try LocationMonitor(named: "places")  // file: URL(fileURLWithPath: "places.json") keeps them across restarts
@@ -39,8 +39,8 @@ import KeepAliveHost
         _ = try await host.hello(app: ProcessInfo.processInfo.environment["KEEPALIVE_APP"] ?? "tracker")
         let home = Coordinate(latitude: 52.3731, longitude: 4.8922)
         try await host.monitor(["home": .circle(center: home, radius: 200), "moves": .significantChange], assuming: .unsatisfied)
-        for await notice in host.notices where notice.notice == .locationEvent {
-            guard let event = notice.monitorEvent else { continue }
+        for await notice in host.notices {
+            guard case .locationEvent(let event, _) = notice else { continue }
             print(event.identifier, event.state, event.date)  // about 10 s to act on it, then frozen again
         }
     }

@@ -22,7 +22,7 @@ public final class HostClient: Sendable {
     /// Connects to the host.
     ///
     /// - Throws: ``HostError/Code/hostUnreachable`` naming the socket and how to start a host.
-    public init(socket: URL = AppHost.Configuration.defaultSocket) throws(HostError) {
+    public init(socket: URL = HostProtocol.defaultSocket) throws(HostError) {
         self.socket = socket
         let socketPath = socket.path
         do {

@@ -4,8 +4,8 @@ import Glibc
 import KeepAliveCore
 
 /// A Unix stream socket: the C calls of the control channel, in one place.
-final class UnixSocket: Sendable {
-    let descriptor: Int32
+package final class UnixSocket: Sendable {
+    package let descriptor: Int32
     /// Whole lines from several threads never interleave. It counts the writes: a `Locked<Void>`
     /// made ThreadSanitizer report a race on the zero-sized value (at the object's address).
     private let writes = Locked(0)
@@ -15,17 +15,21 @@ final class UnixSocket: Sendable {
     deinit { close(descriptor) }
 
     /// The process on the other end, from `SO_PEERCRED`.
-    struct Peer: Sendable, Hashable {
-        let pid: Int32
-        let uid: UInt32
-        let gid: UInt32
+    package struct Peer: Sendable, Hashable {
+        package let pid: Int32
+        package let uid: UInt32
+        package let gid: UInt32
+
+        package init(pid: Int32, uid: UInt32, gid: UInt32) {
+            (self.pid, self.uid, self.gid) = (pid, uid, gid)
+        }
     }
 
     /// Listens on `path` with `mode`, given to `group` when one is named (a stale socket file
     /// nobody answers on is replaced).
     ///
     /// - Throws: ``HostError/Code/socketInUse`` when another process answers there.
-    static func listen(at path: String, mode: mode_t, group: gid_t? = nil) throws(HostError) -> UnixSocket {
+    package static func listen(at path: String, mode: UInt32, group: UInt32? = nil) throws(HostError) -> UnixSocket {
         if access(path, F_OK) == 0 {
             if (try? connect(to: path)) != nil {
                 throw HostError(
@@ -38,25 +42,25 @@ final class UnixSocket: Sendable {
         let socket = try make()
         try withAddress(path) { address, length throws(HostError) in
             guard bind(socket.descriptor, address, length) == 0 else {
-                throw ProcFS.failure("cannot bind \(path)", code: .socketFailed)
+                throw HostError.system("cannot bind \(path)", code: .socketFailed)
             }
         }
         if let group, chown(path, uid_t.max, group) != 0 {  // -1: the owner stays
-            throw ProcFS.failure("cannot give \(path) to group \(group)", code: .socketFailed)
+            throw HostError.system("cannot give \(path) to group \(group)", code: .socketFailed)
         }
         chmod(path, mode)
         guard Glibc.listen(socket.descriptor, 64) == 0 else {
-            throw ProcFS.failure("cannot listen on \(path)", code: .socketFailed)
+            throw HostError.system("cannot listen on \(path)", code: .socketFailed)
         }
         return socket
     }
 
     /// Connects to a listening socket.
-    static func connect(to path: String) throws(HostError) -> UnixSocket {
+    package static func connect(to path: String) throws(HostError) -> UnixSocket {
         let socket = try make()
         try withAddress(path) { address, length throws(HostError) in
             guard Glibc.connect(socket.descriptor, address, length) == 0 else {
-                throw ProcFS.failure("no host answers on \(path)", code: .hostUnreachable)
+                throw HostError.system("no host answers on \(path)", code: .hostUnreachable)
             }
         }
         return socket
@@ -65,7 +69,7 @@ final class UnixSocket: Sendable {
     /// The next waiting connection's descriptor (close-on-exec from the start: an app spawned
     /// meanwhile never inherits a client), or `nil` when none waits (the socket is non-blocking)
     /// or the socket is shut down.
-    func acceptNow() -> Int32? {
+    package func acceptNow() -> Int32? {
         while true {
             let client = cprocess_accept(descriptor)
             if client >= 0 { return client }
@@ -75,7 +79,7 @@ final class UnixSocket: Sendable {
     }
 
     /// The credentials of the process connected on `descriptor`, from `SO_PEERCRED`.
-    static func peer(of descriptor: Int32) -> Peer? {
+    package static func peer(of descriptor: Int32) -> Peer? {
         // struct ucred is { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields.
         var fields = [Int32](repeating: 0, count: 3)
         var length = socklen_t(MemoryLayout<Int32>.size * 3)
@@ -88,7 +92,7 @@ final class UnixSocket: Sendable {
 
     /// Writes all of `bytes`; false once the other end is gone.
     @discardableResult
-    func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool {
         writes.withLock { count in
             count += 1
             var offset = 0
@@ -105,7 +109,7 @@ final class UnixSocket: Sendable {
 
     /// Reads lines (without the newline) until the end of the stream, a read error, or a line
     /// longer than `limit` (handed over whole, so the caller can refuse it).
-    func readLines(limit: Int, _ handle: ([UInt8]) -> Bool) {
+    package func readLines(limit: Int, _ handle: ([UInt8]) -> Bool) {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -125,11 +129,11 @@ final class UnixSocket: Sendable {
     }
 
     /// Stops reads and accepts in progress (another thread is blocked in them).
-    func shutDown() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
+    package func shutDown() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     private static func make() throws(HostError) -> UnixSocket {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw ProcFS.failure("cannot make a socket", code: .socketFailed) }
+        guard descriptor >= 0 else { throw HostError.system("cannot make a socket", code: .socketFailed) }
         return UnixSocket(descriptor: descriptor)
     }
 

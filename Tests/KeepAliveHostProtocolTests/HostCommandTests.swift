@@ -1,5 +1,5 @@
 import KeepAliveCore
-@testable import KeepAliveHost
+@testable import KeepAliveHostProtocol
 import KeepAliveMonitoring
 import Testing
 
@@ -91,5 +91,23 @@ import Testing
     func aClientsCommandIsReadBackAsItWasMade(command: HostCommand) throws {
         let line = HostProtocol.encode(command.request)
         #expect(try HostCommand(try HostProtocol.decodeRequest(line.dropLast())) == command)
+    }
+
+    /// The apps' socket serves `hello` and what an app says of itself: the typed command
+    /// decides, every case of it, so a new one cannot be left out of the decision.
+    @Test func onlyAnAppsOwnCommandsAreServedOnTheAppsSocket() throws {
+        let own = [
+            #"{"op": "hello", "app": "t"}"#, #"{"op": "begin-task", "task": 1}"#, #"{"op": "end-task", "task": 1}"#,
+            #"{"op": "audio", "active": true}"#, #"{"op": "location", "active": false}"#, #"{"op": "ack", "notice": "background"}"#,
+            #"{"op": "schedule", "name": "s"}"#, #"{"op": "complete"}"#, #"{"op": "monitor"}"#, #"{"op": "unmonitor"}"#,
+            #"{"op": "wake-on-data", "sockets": [3]}"#,
+        ]
+        let others = [
+            #"{"op": "launch", "app": "t", "command": ["true"]}"#, #"{"op": "foreground", "app": "t"}"#,
+            #"{"op": "background", "app": "t"}"#, #"{"op": "terminate", "app": "t"}"#, #"{"op": "status"}"#,
+        ]
+        for line in own { #expect(try Self.command(line).isAnAppsOwn, "\(line)") }
+        for line in others { #expect(try !Self.command(line).isAnAppsOwn, "\(line)") }
+        #expect(own.count + others.count == HostRequest.Operation.allCases.count)  // every operation of the wire
     }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Why the host could not do something, in words that say what to do.
 public struct HostError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Which kind of failure.
@@ -40,4 +42,11 @@ public struct HostError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The message.
     public var description: String { message }
+}
+
+extension HostError {
+    /// A failed system call's error: `context`, then what `errno` says of it.
+    package static func system(_ context: String, code: Code = .freezeFailed) -> HostError {
+        HostError(code, "\(context): \(String(cString: strerror(errno)).lowercased())")
+    }
 }

@@ -76,6 +76,15 @@ package enum HostCommand: Sendable, Hashable {
         case foreground, background, terminate
     }
 
+    /// Whether an app's process may ask it on the apps' socket: `hello` and what an app says
+    /// of itself; launches, moves and `status` go to the host's control socket.
+    package var isAnAppsOwn: Bool {
+        switch self {
+        case .hello, .report, .monitor, .unmonitor, .wakeOnData: true
+        case .launch, .move, .status: false
+        }
+    }
+
     /// Reads `request`, with every field its operation needs.
     ///
     /// - Throws: ``HostError/Code/badRequest`` naming what is missing or wrong.
@@ -176,7 +185,7 @@ package enum HostCommand: Sendable, Hashable {
 
 extension HostCommand.AppReport {
     /// The report on the wire.
-    var request: HostRequest {
+    package var request: HostRequest {
         var request: HostRequest
         switch self {
         case .beginTask(let number, let name):
@@ -208,7 +217,7 @@ extension HostCommand.AppReport {
 
 extension HostCommand.LaunchRequest {
     /// The launch on the wire.
-    var request: HostRequest {
+    package var request: HostRequest {
         var request = HostRequest(.launch, app: app)
         (request.modes, request.command, request.output, request.user) = (modes.names, command, output, user)
         request.environment = environment.isEmpty ? nil : environment
