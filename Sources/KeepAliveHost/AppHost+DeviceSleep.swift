@@ -8,62 +8,22 @@ import KeepAliveSleep
 /// time; a sleep closes the host's watch of the receiver, and a wake for a refresh runs the due
 /// work (a frozen app thawed for it, an exited one launched) before the device sleeps again.
 extension AppHost {
-    /// Tells the keeper what the model says of `app` now, when that changed; the work that may
-    /// wake the device first, so that its alarm is armed before a suspended app lets it sleep.
-    func reportSleepRules(of app: HostedApp) {
-        guard let keeper = sleepKeeper else { return }
-        reportWakes()
-        let rules = DeviceSleepMachine.AppRules(
-            app: app.id, state: app.model.state, authorization: app.model.authorization, backgroundModes: app.model.backgroundModes
-        )
-        guard sleepRules[app.id] != rules else { return }
-        sleepRules[app.id] = rules.state == .notRunning ? nil : rules
-        keeper.app(rules)
-    }
-
-    /// Tells the keeper, when that changed, when work that may wake the device is due: a
-    /// refresh at the earliest begin date of a frozen or exited app's task (which the host
-    /// thaws or launches it for), and the monitoring check a budget's interval from now while
-    /// the host watches conditions of apps that do not run.
-    func reportWakes() {
-        guard let keeper = sleepKeeper else { return }
-        let now = elapsed
-        let idle = apps.values.filter { $0.model.state == .suspended || $0.mayBeLaunched(at: now) }
-        let due = idle.flatMap { $0.model.pendingTaskRequests.map { $0.earliestBeginDate ?? now } }.min()
-        if due != wakesReported.refresh {
-            wakesReported.refresh = due
-            // On the boot clock, from the two clocks' readings now (both run on while asleep).
-            keeper.wake(.refresh, at: due.map { BootClock.now() + max(.zero, $0 - now) })
-        }
-        let monitoring = idle.contains(where: watchesConditions)
-        if monitoring != wakesReported.monitoring {
-            wakesReported.monitoring = monitoring
-            let interval = (keeper.configuration.options.budgets[.monitoring] ?? WakeKind.monitoring.defaultBudget).interval
-            keeper.wake(.monitoring, at: monitoring ? BootClock.now() + interval : nil)
-        }
-    }
-
     /// Before a sleep: the watch of the receiver closes (gpsd may power it down).
     func deviceWillSleep() {
-        isDeviceAsleep = true
-        updateWatch()
+        decide(.deviceWillSleep)
     }
 
     /// After a sleep: the models catch up with the time asleep, and the watch opens again.
     func deviceResumed() {
-        isDeviceAsleep = false
-        wakesReported = (nil, false)  // a wake spends what was due: told again from now
         for app in apps.values { app.model.advance(to: elapsed) }
-        updateWatch()
-        poke()
+        decide(.deviceResumed)
     }
 
     /// After a wake for a refresh: what is due now is done (the run loop's timers count only
     /// the time awake).
     func runDueWork() {
         for app in apps.values { app.model.advance(to: elapsed) }
-        launchForDueTasks()
-        poke()
+        decide(.tick)
     }
 
     /// Whether an app runs its scheduled work now, or is being launched for it.

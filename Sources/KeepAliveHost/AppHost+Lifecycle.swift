@@ -19,10 +19,9 @@ extension AppHost {
         emit(.lifecycle(app: app.id, event))
         let inForeground = app.model.state.isInForeground
         foregroundApps.withLock { if inForeground { $0.insert(id) } else { $0.remove(id) } }
-        defer {
-            updateWatch()  // a when-in-use app's conditions are watched only in the foreground
-            poke()  // what the model scheduled from here on (a budget, a grace) may come before the loop's sleep ends
-        }
+        // A when-in-use app's conditions are watched only in the foreground; what the model
+        // scheduled from here on (a budget, a grace) may come before the loop's deadline.
+        defer { decide() }
         switch event {
         case .didEnterBackground, .didBecomeActive:
             app.since = Date()
@@ -38,12 +37,13 @@ extension AppHost {
             break
         }
         handle(.model(event), for: app)
-        reportSleepRules(of: app)
     }
 
-    /// Tells the app's machine what happened, and does what it decides.
+    /// Tells the app's machine what happened, and does what it decides; then the host's own
+    /// machine decides on what changed.
     func handle(_ event: HostedAppMachine.Event, for app: HostedApp) {
         perform(app.machine.handle(event, app.facts(at: elapsed)), for: app)
+        decide()
     }
 
     /// Does the machine's actions, in order.
@@ -87,7 +87,6 @@ extension AppHost {
         case .reportWokenForData: emit(.wokenForData(app: app.id))
         case .reportPutOff(let cause, let after):
             emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: after))
-            poke()
         case .reportDelivery: break  // said by the caller, which knows the event
         }
     }
@@ -123,7 +122,6 @@ extension AppHost {
             guard (try? await self.clock.sleep(for: grace)) != nil else { return }
             if self.apps[app.id] === app, app.pid != nil { self.stopEverything(of: app, with: SIGKILL) }
         }
-        poke()
     }
 
     /// Scheduled work of the app's, run by the model: the app is told to do it (after the

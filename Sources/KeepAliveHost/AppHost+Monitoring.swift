@@ -34,7 +34,7 @@ extension AppHost {
         } catch {
             throw HostError(.badRequest, "app \(app.id): \(error.message); none added")
         }
-        updateWatch()
+        decide()
         var reply = HostReply(id: nil)
         reply.identifiers = monitor.identifiers
         return reply
@@ -51,7 +51,7 @@ extension AppHost {
                 throw HostError(.badRequest, "app \(app.id): \(error.message)")
             }
         }
-        updateWatch()
+        decide()
         var reply = HostReply(id: nil)
         reply.identifiers = monitor.identifiers
         return reply
@@ -119,34 +119,9 @@ extension AppHost {
         return app.machine.watchesConditions(app.facts(at: elapsed), authorization: app.authorization.status)
     }
 
-    /// Opens the watch when some app's conditions are watched or another service of the host
-    /// wants fixes (``setFixesWanted(_:by:)``), and leaves it when none does.
-    func updateWatch() {
-        guard let arrivals else { return }  // not running yet
-        let wanted = !isDeviceAsleep && (!fixesWanted.isEmpty || apps.values.contains(where: watchesConditions))
-        if wanted, watch == nil {
-            let emit = emit
-            let observers = fixObservers
-            watch = HostLocationWatch(
-                source: configuration.locationSource(),
-                pause: configuration.stationaryPause,
-                logger: logger,
-                observe: { fix in for observer in observers.read({ $0 }) { observer(fix) } },
-                arrivals: arrivals,
-                failed: { emit(.error($0)) }
-            )
-            emit(.watching(true))
-        } else if !wanted, let watch {
-            watch.stop()
-            self.watch = nil
-            emit(.watching(false))
-        }
-    }
-
     /// Keeps the receiver watched while `service` (a name, such as "geoclue") wants fixes.
     public func setFixesWanted(_ wanted: Bool, by service: String) {
-        if wanted { fixesWanted.insert(service) } else { fixesWanted.remove(service) }
-        updateWatch()
+        decide(.fixesWanted(wanted, by: service))
     }
 
     /// Hands every fix of the host's watch to `observer`, on the watch's task, as it arrives
@@ -172,7 +147,7 @@ extension AppHost {
             if !events.isEmpty { changed.append(monitor) }
         }
         guard !changed.isEmpty else { return }
-        poke()  // the run loop sleeps until the models' next event: a budget ends sooner
+        decide()  // the loop sleeps until the models' next event: a budget ends sooner
         // The files' fsyncs after every app was told: a slow disk (100 ms and more, measured
         // beside a build) never delays a wake.
         for monitor in changed { monitor.saveEvents() }
@@ -205,25 +180,5 @@ extension AppHost {
                 self.emit(.error("cannot launch \(id) for its \(reason): \(error.message)"))
             }
         }
-    }
-
-    /// Apps that exited (not quit by the user) with scheduled work due now: launched for it.
-    func launchForDueTasks() {
-        let candidates = apps.values.filter {
-            $0.mayBeLaunched(at: elapsed) && !$0.machine.isLaunching && !$0.model.pendingTaskRequests.isEmpty
-        }
-        guard !candidates.isEmpty else { return }
-        let conditions = configuration.conditions()
-        let now = elapsed
-        for app in candidates
-        where app.model.pendingTaskRequests.contains(where: { ($0.earliestBeginDate ?? .zero) <= now && $0.canRun(under: conditions) }) {
-            handle(.scheduledWorkDue, for: app)
-        }
-    }
-
-    /// When scheduled work of apps that are not running falls due: the run loop wakes then.
-    func relaunchTimes() -> [Duration] {
-        apps.values.filter { $0.mayBeLaunched(at: elapsed) }
-            .flatMap { $0.model.pendingTaskRequests.compactMap(\.earliestBeginDate) }.filter { $0 > elapsed }
     }
 }

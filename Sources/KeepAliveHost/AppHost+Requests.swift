@@ -6,7 +6,7 @@ import KeepAliveHostProtocol
 /// The control protocol's requests: who may ask what, and what it does to the model.
 extension AppHost {
     func handle(_ request: HostRequest, from connection: ControlConnection) async -> HostReply? {
-        defer { poke() }  // a request may have scheduled something sooner
+        defer { decide() }  // a request may have scheduled something sooner
         for app in apps.values { app.model.advance(to: elapsed) }
         do {
             var reply = try await perform(request, from: connection)
@@ -71,7 +71,6 @@ extension AppHost {
         handle(.quitByUser, for: app)
         app.model.terminate()
         saveRecord(of: app)
-        updateWatch()
     }
 
     /// `hello`: the caller names its app; its process must be in that app's group.
@@ -225,8 +224,7 @@ extension AppHost {
             }
         }
         emit(.launched(app: id, pid: app.pid ?? 0))
-        updateWatch()
-        poke()
+        decide()
         return app
     }
 
@@ -262,9 +260,7 @@ extension AppHost {
         do {
             let pid = try app.group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
             app.pid = pid
-            app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [weak self] in
-                self?.tasks.add { [weak self] in await self?.poke() }
-            }
+            app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [input = loopInput] in input?.yield(.exited) }
             try await waitUntilInGroup(app, pid: pid)
             try app.group.delegate(to: spec.user)
         } catch {
@@ -354,9 +350,7 @@ extension AppHost {
         guard let app = apps[id] else { return }
         app.model.advance(to: elapsed)
         app.model.authorization = status
-        updateWatch()
-        reportSleepRules(of: app)
-        poke()
+        decide()
     }
 
     /// The compositor's "background": the app hears it and begins its tasks before the model
@@ -380,7 +374,7 @@ extension AppHost {
         guard awaitingHandler else {
             app.model.enterBackground()
             if withEventBudget { app.model.wakeForLocationEvent() }
-            return poke()
+            return decide()
         }
         app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
         if withEventBudget { app.model.wakeForLocationEvent() }
@@ -390,7 +384,7 @@ extension AppHost {
             }
             app.model.advance(to: self.elapsed)
             app.model.backgroundHandlerFinished()
-            self.poke()
+            self.decide()
         }
     }
 
@@ -414,7 +408,7 @@ extension AppHost {
                 app.model.endLocationActivity()
             }
         }
-        poke()
+        decide()
     }
 
     /// The app whose process sent this (after its `hello`).

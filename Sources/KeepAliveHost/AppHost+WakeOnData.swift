@@ -40,11 +40,6 @@ extension AppHost {
         handle(.dataArrived(generation: generation), for: app)
     }
 
-    /// When the wakes put off fall due: the run loop wakes then.
-    func waitingWakeTimes() -> [Duration] {
-        apps.values.compactMap { $0.machine.nextWaitingWake(from: elapsed) }
-    }
-
     /// Does the wakes put off that the budgets now allow (or that need no wake any more).
     func serveWaitingWakes() {
         for app in apps.values where !app.machine.waitingWakes.isEmpty { handle(.tick, for: app) }

@@ -173,24 +173,19 @@ public actor AppHost {
     /// Effects on apps waiting for their child task to start, by number (``spawn(_:)``).
     private var effects: [Int: () async -> Void] = [:]
     private var effectCount = 0
-    private var sleeper: CheckedContinuation<Void, Never>?
-    private var poked = false
-    private var sleepNumber = 0
+    /// The loop's inputs (``LoopInput``), and its timer, armed for the machine's deadline.
+    var loopInput: AsyncStream<LoopInput>.Continuation?
+    var loopTimer: LoopTimer?
     private var isStopping = false
+    /// The host's own decisions: its watch, its loop's deadline, the device's sleep, launches for due work.
+    var machine: HostMachine
     var watch: HostLocationWatch?
     var arrivals: AsyncStream<HostLocationWatch.Arrival>.Continuation?
-    /// The host's other services that want the receiver watched now (``setFixesWanted(_:by:)``).
-    var fixesWanted: Set<String> = []
     let fixObservers = Locked<[@Sendable (Location) -> Void]>([])
     /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule).
     let foregroundApps = Locked<Set<String>>([])
     /// The device's sleep, followed while ``run()`` runs (``Configuration/deviceSleep``).
     var sleepKeeper: DeviceSleepKeeper?
-    /// What the keeper was last told of each app, and of the work that wakes the device.
-    var sleepRules: [String: DeviceSleepMachine.AppRules] = [:]
-    var wakesReported: (refresh: Duration?, monitoring: Bool) = (nil, false)
-    /// Between logind's announcement of a sleep and the resume: the receiver is not watched.
-    var isDeviceAsleep = false
 
     /// Chooses the freezer, thaws what an earlier host left frozen, and listens on the socket.
     ///
@@ -204,6 +199,8 @@ public actor AppHost {
         self.settings = configuration
         self.logger = logger
         self.emit = emit
+        let monitoring = configuration.deviceSleep.map { ($0.options.budgets[.monitoring] ?? WakeKind.monitoring.defaultBudget).interval }
+        machine = HostMachine(followsSleep: configuration.deviceSleep != nil, monitoringInterval: monitoring ?? .zero)
         freezer = try Freezer.choose(configuration.freezer, name: configuration.name, limits: configuration.groupLimits)
         let membership = AppMembership()
         self.membership = membership
@@ -294,7 +291,6 @@ public actor AppHost {
         for app in apps.values {
             restoreConditions(of: app)  // adopted or not running: watched for their events again
             if app.pid == nil { serveScheduledTasks(app) }
-            reportSleepRules(of: app)
         }
         for server in [server, appServer] {
             server.start(
@@ -305,18 +301,24 @@ public actor AppHost {
         let (arrivals, feed) = AsyncStream.makeStream(of: HostLocationWatch.Arrival.self)
         self.arrivals = feed
         tasks.add { for await arrival in arrivals { await self.fixArrived(arrival) } }
-        updateWatch()
-        while !Task.isCancelled, !isStopping {
+        // The loop's inputs: its deadline, an exit the kernel told, the stop. Ends when the
+        // task is cancelled.
+        let (inputs, input) = AsyncStream.makeStream(of: LoopInput.self, bufferingPolicy: .bufferingNewest(8))
+        loopInput = input
+        let timer = LoopTimer { input.yield(.deadline) }
+        loopTimer = timer
+        decide()  // the watch, the device's sleep
+        input.yield(isStopping ? .stop : .deadline)  // a first look at once: exits, due work
+        for await next in inputs {
+            guard next != .stop, !Task.isCancelled else { break }
             let elapsed = self.elapsed
             for app in apps.values { app.model.advance(to: elapsed) }
             housekeeping()
             serveWaitingWakes()
-            reportWakes()
-            var next = (apps.values.compactMap(\.model.nextEventTime) + relaunchTimes() + waitingWakeTimes()).min()
-                ?? .seconds(Int64.max / 2)
-            if needsLooking { next = min(next, elapsed + configuration.housekeepingInterval) }
-            await sleep(until: next)
+            decide(.tick)
         }
+        timer.cancel()
+        loopTimer = nil
         server.stop()
         appServer.stop()
         watch?.stop()
@@ -336,51 +338,11 @@ public actor AppHost {
     /// Stops every app (thawed, asked to stop, killed after the grace) and removes their groups.
     public func shutDown() {
         isStopping = true
-        poke()
+        loopInput?.yield(.stop)
     }
 
     /// Time since the host started: the models' clock.
     var elapsed: Duration { start.duration(to: clock.now) }
-
-    /// Wakes the run loop: a request changed what is due.
-    func poke() {
-        if let sleeper {
-            self.sleeper = nil
-            sleeper.resume()
-        } else {
-            poked = true
-        }
-    }
-
-    private func sleep(until deadline: Duration) async {
-        guard !poked else {
-            poked = false
-            return
-        }
-        let instant = start.advanced(by: deadline)
-        sleepNumber += 1
-        let number = sleepNumber
-        // Wakes only the sleep it was made for: a cancelled timer that woke a later sleep
-        // would cancel that one's timer, and so on, a spin (measured: 1.7 cores idle).
-        let timer = Task { [clock] in
-            do {
-                try await clock.sleep(until: instant, tolerance: nil)
-                self.timerFired(number)
-            } catch {}
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { sleeper = $0 }
-        } onCancel: {
-            self.tasks.add { await self.poke() }
-        }
-        timer.cancel()
-    }
-
-    private func timerFired(_ number: Int) {
-        guard number == sleepNumber, let sleeper else { return }
-        self.sleeper = nil
-        sleeper.resume()
-    }
 
     /// Lists every process stopped with signals now, for the watchdog.
     func recordStopped() {
@@ -392,29 +354,12 @@ public actor AppHost {
         }
     }
 
-    /// Whether something changes that nothing tells the host of: then it looks every
-    /// housekeeping interval; else it sleeps until told.
-    private var needsLooking: Bool {
-        apps.values.contains { app in
-            let model = app.model
-            if app.pid != nil, app.isAdopted || app.exitWatch == nil { return true }  // exits told by no pidfd
-            if model.state.isRunning, model.backgroundModes.contains(.audio) { return true }  // ALSA
-            if let running = model.runningScheduledTask, running.kind == .processing { return true }  // power
-            // Requests waiting on power or a network, once due (in the app or for its launch).
-            return model.pendingTaskRequests.contains {
-                ($0.requiresExternalPower || $0.requiresNetworkConnectivity) && ($0.earliestBeginDate ?? .zero) <= model.now
-            } || (app.mayBeLaunched(at: elapsed) && model.pendingTaskRequests.contains { ($0.earliestBeginDate ?? .zero) <= elapsed })
-        }
-    }
-
-    /// Collects exited apps and reads ALSA.
+    /// Collects exited apps, reads ALSA, and gives the models the machine's conditions.
     private func housekeeping() {
-        if apps.values.contains(where: { !$0.model.pendingTaskRequests.isEmpty || $0.model.runningScheduledTask != nil }
-        ) {
+        if apps.values.contains(where: { !$0.model.pendingTaskRequests.isEmpty || $0.model.runningScheduledTask != nil }) {
             let conditions = configuration.conditions()
             for app in apps.values { app.model.conditions = conditions }
         }
-        launchForDueTasks()
         let listening = apps.values.contains { $0.model.state.isRunning && $0.model.backgroundModes.contains(.audio) }
         let playing = listening ? audio.playingProcesses() : []
         for app in apps.values {
@@ -457,7 +402,7 @@ public actor AppHost {
         app.groupEvents?.stop()
         recordStopped()
         app.watcher?.cancel()
-        updateWatch()
+        decide()
         saveRecord(of: app)  // its scheduled work as it is now
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.
@@ -493,4 +438,14 @@ public actor AppHost {
             app.watcher?.cancel()
         }
     }
+}
+
+/// What wakes the host's loop.
+enum LoopInput: Sendable, Equatable {
+    /// The deadline the machine armed came.
+    case deadline
+    /// The kernel told that an app's first process ended.
+    case exited
+    /// ``AppHost/shutDown()``.
+    case stop
 }

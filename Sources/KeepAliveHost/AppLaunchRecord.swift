@@ -112,19 +112,7 @@ extension AppHost {
             }
             let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
             let model = Application(profile: configuration.profile, backgroundModes: modes, authorization: authorization.status, logger: logger)
-            let now = Date()
-            for task in record.tasks {
-                guard let kind = BackgroundTaskRequest.Kind(rawValue: task.kind) else { continue }
-                try? model.submit(
-                    BackgroundTaskRequest(
-                        identifier: task.identifier,
-                        kind: kind,
-                        earliestBeginDate: task.begins.map { .milliseconds(Int64(max(0, $0.timeIntervalSince(now)) * 1000)) },
-                        requiresExternalPower: task.power,
-                        requiresNetworkConnectivity: task.network
-                    )
-                )
-            }
+            for request in record.taskRequests(from: Date()) { try? model.submit(request) }
             let leader = record.leader.flatMap { leader in
                 freezer.kind == .signal && ProcFS.isProcess(leader, startedAt: record.leaderStart) && ProcFS.state(of: leader) != "Z"
                     ? leader : nil
@@ -150,5 +138,22 @@ extension AppHost {
             found.append(app)
         }
         return found
+    }
+}
+
+extension AppLaunchRecord {
+    /// Its scheduled work, as requests on a host's clock that starts `now`: a begin date that
+    /// passed is due at once; a kind this host does not know is left out.
+    func taskRequests(from now: Date) -> [BackgroundTaskRequest] {
+        tasks.compactMap { task in
+            guard let kind = BackgroundTaskRequest.Kind(rawValue: task.kind) else { return nil }
+            return BackgroundTaskRequest(
+                identifier: task.identifier,
+                kind: kind,
+                earliestBeginDate: task.begins.map { .milliseconds(Int64(max(0, $0.timeIntervalSince(now)) * 1000)) },
+                requiresExternalPower: task.power,
+                requiresNetworkConnectivity: task.network
+            )
+        }
     }
 }

@@ -221,25 +221,9 @@ struct HostedAppMachine: Sendable {
     mutating func handle(_ event: Event, _ facts: Facts) -> [Action] {
         switch event {
         case .model(let change): return modelChanged(change, facts)
-        case .noticeSettled(let step, let answered):
-            guard step == generation, facts.state == .suspended else { return [] }
-            guard thawing == nil else {
-                freezeAfterThaw = (step, answered)
-                return []
-            }
-            return [freeze(answered: answered)]
+        case .noticeSettled(let step, let answered): return noticeSettled(step, answered: answered, facts)
         case .froze(let step): return froze(step, facts)
-        case .thawed(let step, let wasFrozen):
-            if thawing == step { thawing = nil }
-            // Suspended again meanwhile, or thawed so that it could answer the notice of a
-            // suspension an older freeze got ahead of: its freeze goes now, once no thaw is
-            // under way (an older thaw's end is not the newer one's).
-            if thawing == nil, let waiting = freezeAfterThaw {
-                freezeAfterThaw = nil
-                if waiting.generation == generation, facts.state == .suspended { return [freeze(answered: waiting.answered)] }
-            }
-            guard step == generation else { return [] }
-            return (wasFrozen && facts.state != .suspended ? [.send([.didResume])] : []) + flush(facts, thawed: true)
+        case .thawed(let step, let wasFrozen): return thawed(step, wasFrozen: wasFrozen, facts)
         case .dataArrived(let step):
             guard step == generation, facts.state == .suspended else { return [] }
             return [.stopWatchingSockets] + wake(for: .data, facts)
@@ -303,6 +287,28 @@ struct HostedAppMachine: Sendable {
         default:
             return []
         }
+    }
+
+    private mutating func noticeSettled(_ step: Int, answered: Bool?, _ facts: Facts) -> [Action] {
+        guard step == generation, facts.state == .suspended else { return [] }
+        guard thawing == nil else {
+            freezeAfterThaw = (step, answered)
+            return []
+        }
+        return [freeze(answered: answered)]
+    }
+
+    private mutating func thawed(_ step: Int, wasFrozen: Bool, _ facts: Facts) -> [Action] {
+        if thawing == step { thawing = nil }
+        // Suspended again meanwhile, or thawed so that it could answer the notice of a
+        // suspension an older freeze got ahead of: its freeze goes now, once no thaw is
+        // under way (an older thaw's end is not the newer one's).
+        if thawing == nil, let waiting = freezeAfterThaw {
+            freezeAfterThaw = nil
+            if waiting.generation == generation, facts.state == .suspended { return [freeze(answered: waiting.answered)] }
+        }
+        guard step == generation else { return [] }
+        return (wasFrozen && facts.state != .suspended ? [.send([.didResume])] : []) + flush(facts, thawed: true)
     }
 
     private mutating func froze(_ step: Int, _ facts: Facts) -> [Action] {

@@ -1,0 +1,109 @@
+import Dispatch
+import KeepAliveCore
+import KeepAliveSleep
+
+/// The host's own decisions (``HostMachine``), done: after anything changes, the machine is
+/// told and what it decides is done here, the host's only hands on its watch, its loop's
+/// deadline, the device's sleep and the launches for due work.
+extension AppHost {
+    /// Tells the host's machine what happened, with what every app is now, and does what it
+    /// decides. Nothing is decided before ``run()`` serves (the watch has nowhere to send fixes).
+    func decide(_ event: HostMachine.Event = .changed) {
+        guard arrivals != nil else { return }
+        for action in machine.handle(event, facts()) { perform(action) }
+    }
+
+    /// What the host's machine decides on, read now.
+    func facts() -> HostMachine.Facts {
+        let now = elapsed
+        let apps = apps.values.sorted { $0.id < $1.id }.map { app in
+            let model = app.model
+            return HostMachine.App(
+                id: app.id,
+                state: model.state,
+                isRunning: app.pid != nil,
+                isExitTold: !app.isAdopted && app.exitWatch != nil,
+                hasAudioMode: model.backgroundModes.contains(.audio),
+                runsProcessingTask: model.runningScheduledTask?.kind == .processing,
+                runsScheduledWork: model.runningScheduledTask != nil || app.machine.isLaunching,
+                pendingTasks: model.pendingTaskRequests,
+                mayBeLaunched: app.mayBeLaunched(at: now),
+                isLaunching: app.machine.isLaunching,
+                watchesConditions: watchesConditions(of: app),
+                nextModelEvent: model.nextEventTime,
+                nextWaitingWake: app.machine.nextWaitingWake(from: now),
+                sleepRules: DeviceSleepMachine.AppRules(
+                    app: app.id, state: model.state, authorization: model.authorization, backgroundModes: model.backgroundModes
+                )
+            )
+        }
+        return HostMachine.Facts(
+            now: now,
+            apps: apps,
+            housekeepingInterval: configuration.housekeepingInterval,
+            conditions: HostMachine.needsConditions(apps) ? configuration.conditions() : nil
+        )
+    }
+
+    private func perform(_ action: HostMachine.Action) {
+        switch action {
+        case .openWatch: openWatch()
+        case .closeWatch:
+            watch?.stop()
+            watch = nil
+            emit(.watching(false))
+        case .arm(let deadline): loopTimer?.arm(after: deadline - elapsed)
+        case .wake(let kind, let time):
+            // On the boot clock, from the two clocks' readings now (both run on while asleep).
+            let now = elapsed
+            sleepKeeper?.wake(kind, at: time.map { BootClock.now() + max(.zero, $0 - now) })
+        case .sleepRules(let rules): sleepKeeper?.app(rules)
+        case .launchForDueWork(let id):
+            guard let app = apps[id] else { return }
+            handle(.scheduledWorkDue, for: app)
+        }
+    }
+
+    private func openWatch() {
+        guard let arrivals else { return }
+        let emit = emit
+        let observers = fixObservers
+        watch = HostLocationWatch(
+            source: configuration.locationSource(),
+            pause: configuration.stationaryPause,
+            logger: logger,
+            observe: { fix in for observer in observers.read({ $0 }) { observer(fix) } },
+            arrivals: arrivals,
+            failed: { emit(.error($0)) }
+        )
+        emit(.watching(true))
+    }
+}
+
+/// The host loop's one timer: a Dispatch source on a queue of its own, armed for the machine's
+/// next deadline; each firing is an input of the loop. Re-arming replaces the deadline.
+/// Unchecked: a Dispatch source is thread-safe (scheduled and cancelled from any thread).
+final class LoopTimer: @unchecked Sendable {
+    private let source: any DispatchSourceTimer
+
+    /// A timer that calls `fire` (on its own queue) at each deadline it is armed for.
+    init(fire: @escaping @Sendable () -> Void) {
+        source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "keepalive.host.loop-timer"))
+        source.setEventHandler(handler: fire)
+        source.schedule(deadline: .distantFuture)
+        source.resume()
+    }
+
+    deinit { source.cancel() }
+
+    /// Fires once, `delay` from now (at once when it has passed); never, for a delay of a
+    /// year or more (the machine's "nothing is due").
+    func arm(after delay: Duration) {
+        guard delay < .seconds(365 * 86_400) else { return source.schedule(deadline: .distantFuture) }
+        let (seconds, attoseconds) = max(delay, .zero).components
+        source.schedule(deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)), leeway: .milliseconds(1))
+    }
+
+    /// Fires no more.
+    func cancel() { source.cancel() }
+}

@@ -1,0 +1,226 @@
+import KeepAliveCore
+import KeepAliveSleep
+
+/// The host's own decisions, as a value: events in, actions out, on the host's clock (the time
+/// since it started), shaped like ``DeviceSleepMachine``. Each app's decisions are its
+/// ``HostedAppMachine``'s; this one decides what is the host's alone, from what every app is now
+/// (``Facts``), so that what the host wants is computed from the state, never remembered to be
+/// updated:
+/// - **the watch** of the receiver: open while some app's conditions are watched or another
+///   service of the host wants fixes, closed while the device sleeps;
+/// - **the next deadline** of its loop: the models' next event, a scheduled task of an app that
+///   is not running, a wake put off, or the housekeeping interval while something changes that
+///   nothing tells the host of (an adopted app's exit, ALSA, the power supply and the network);
+/// - **the launches for due work**: an app that exited with scheduled work due, whose conditions
+///   hold;
+/// - **the device's sleep**: each app's rules, and the work that wakes the device (a refresh at
+///   the earliest begin date of an idle app's task, the monitoring check while conditions of
+///   apps that do not run are watched), told to the keeper when they change.
+struct HostMachine: Sendable {
+    /// One app as the host sees it when it decides.
+    struct App: Sendable, Equatable {
+        var id: String
+        /// Its model's state.
+        var state: AppState
+        /// Its first process runs.
+        var isRunning: Bool
+        /// The kernel tells its exit (a pidfd): else the host looks for it.
+        var isExitTold: Bool
+        /// Its model has the audio background mode (the host reads ALSA while it runs).
+        var hasAudioMode: Bool
+        /// It runs a processing task (the host reads the power supply while it does).
+        var runsProcessingTask: Bool
+        /// It runs scheduled work, or is being launched for it.
+        var runsScheduledWork: Bool
+        /// Its scheduled work not yet run.
+        var pendingTasks: [BackgroundTaskRequest]
+        /// Not running, and the host may launch it (not quit by its user, not adopted).
+        var mayBeLaunched: Bool
+        /// A launch of it is under way.
+        var isLaunching: Bool
+        /// The host watches its conditions now.
+        var watchesConditions: Bool
+        /// Its model's next event, on the host's clock.
+        var nextModelEvent: Duration?
+        /// When the earliest wake its budgets put off falls due.
+        var nextWaitingWake: Duration?
+        /// What the device's sleep is told of it.
+        var sleepRules: DeviceSleepMachine.AppRules
+
+        /// Frozen or not running: its work wakes the device, it does not hold it.
+        var isIdle: Bool { state == .suspended || mayBeLaunched }
+
+        /// Whether something of it changes that nothing tells the host of, now.
+        func needsLooking(at now: Duration) -> Bool {
+            if isRunning, !isExitTold { return true }  // an exit no pidfd tells
+            if state.isRunning, hasAudioMode { return true }  // ALSA
+            if runsProcessingTask { return true }  // the power supply
+            // Work waiting on power or a network once due, in the app or for its launch.
+            let due = pendingTasks.filter { ($0.earliestBeginDate ?? .zero) <= now }
+            return due.contains { $0.requiresExternalPower || $0.requiresNetworkConnectivity } || (mayBeLaunched && !due.isEmpty)
+        }
+    }
+
+    /// What the host knows when an event comes.
+    struct Facts: Sendable, Equatable {
+        /// The host's clock.
+        var now: Duration
+        /// Every app it knows.
+        var apps: [App]
+        /// How often it looks while something changes that nothing tells it of.
+        var housekeepingInterval: Duration = .seconds(1)
+        /// Its machine's conditions now (power, network): read only when some work waits on them.
+        var conditions: SystemConditions?
+    }
+
+    /// What happened.
+    enum Event: Sendable, Equatable {
+        /// Something changed: a request, a model, a kernel event, a fix. Only what is wanted is decided.
+        case changed
+        /// The loop's deadline came: what is due now is done (launches for due work).
+        case tick
+        /// Another service of the host wants fixes (`true`) or no longer (``AppHost/setFixesWanted(_:by:)``).
+        case fixesWanted(Bool, by: String)
+        /// The device is about to sleep: the watch closes.
+        case deviceWillSleep
+        /// The device resumed: the watch opens again; the wakes are told afresh (a wake spent what was due).
+        case deviceResumed
+    }
+
+    /// What the host does.
+    enum Action: Sendable, Equatable {
+        /// Open the watch of the receiver.
+        case openWatch
+        /// Close it.
+        case closeWatch
+        /// Wake the loop at this time (the host's clock).
+        case arm(Duration)
+        /// Tell the keeper when this work wakes the device, on the host's clock (`nil`: it does not).
+        case wake(WakeKind, at: Duration?)
+        /// Tell the keeper an app's rules.
+        case sleepRules(DeviceSleepMachine.AppRules)
+        /// Launch this app for its due scheduled work (its machine decides whether).
+        case launchForDueWork(String)
+    }
+
+    /// Whether the host follows the device's sleep (it has a keeper to tell).
+    let followsSleep: Bool
+    /// How long after the apps' conditions start to be watched while they do not run the first
+    /// monitoring check wakes the device: the keeper's budget's interval.
+    let monitoringInterval: Duration
+    /// Between the announcement of a sleep and the resume.
+    private(set) var isDeviceAsleep = false
+    /// The host's other services that want the receiver watched now.
+    private(set) var fixesWanted: Set<String> = []
+    /// Whether the watch is open.
+    private(set) var isWatching = false
+    /// The loop's deadline armed last.
+    private(set) var armed: Duration?
+    /// What the keeper was last told: the refresh wake's time, whether the monitoring check wakes.
+    private var toldRefresh: Duration?
+    private var toldMonitoring = false
+    /// What the keeper was last told of each app that runs.
+    private var toldRules: [String: DeviceSleepMachine.AppRules] = [:]
+
+    init(followsSleep: Bool, monitoringInterval: Duration = WakeKind.monitoring.defaultBudget.interval) {
+        self.followsSleep = followsSleep
+        self.monitoringInterval = monitoringInterval
+    }
+
+    /// What to do for `event`, from what every app is now.
+    mutating func handle(_ event: Event, _ facts: Facts) -> [Action] {
+        var actions: [Action] = []
+        switch event {
+        case .changed: break
+        case .tick:
+            armed = nil  // the deadline came: the next one is armed, whatever it is
+            actions += dueLaunches(facts)
+        case .fixesWanted(let wanted, let service):
+            if wanted { fixesWanted.insert(service) } else { fixesWanted.remove(service) }
+        case .deviceWillSleep: isDeviceAsleep = true
+        case .deviceResumed:
+            isDeviceAsleep = false
+            (toldRefresh, toldMonitoring) = (nil, false)  // a wake spent what was due: told again from now
+            armed = nil  // the loop's timer counts only the time awake
+        }
+        return actions + watch(facts) + sleep(facts) + deadline(facts)
+    }
+
+    /// Whether the watch is wanted now.
+    func wantsWatch(_ facts: Facts) -> Bool {
+        !isDeviceAsleep && (!fixesWanted.isEmpty || facts.apps.contains(where: \.watchesConditions))
+    }
+
+    /// Whether the host must look every housekeeping interval: something changes that nothing
+    /// tells it of (an exit no pidfd tells, ALSA, the power supply, work waiting on power or a
+    /// network once due, in the app or for its launch).
+    func needsLooking(_ facts: Facts) -> Bool {
+        facts.apps.contains { $0.needsLooking(at: facts.now) }
+    }
+
+    /// Whether the host reads its conditions (power, network) now: some work waits or runs.
+    static func needsConditions(_ apps: [App]) -> Bool {
+        apps.contains { !$0.pendingTasks.isEmpty || $0.runsScheduledWork }
+    }
+
+    /// When the loop wakes next.
+    func nextDeadline(_ facts: Facts) -> Duration {
+        let launches = facts.apps.filter(\.mayBeLaunched).flatMap { $0.pendingTasks.compactMap(\.earliestBeginDate) }
+            .filter { $0 > facts.now }
+        var next = (facts.apps.compactMap(\.nextModelEvent) + launches + facts.apps.compactMap(\.nextWaitingWake)).min()
+            ?? .seconds(Int64.max / 2)
+        if needsLooking(facts) { next = min(next, facts.now + facts.housekeepingInterval) }
+        return next
+    }
+
+    private mutating func watch(_ facts: Facts) -> [Action] {
+        let wanted = wantsWatch(facts)
+        guard wanted != isWatching else { return [] }
+        isWatching = wanted
+        return [wanted ? .openWatch : .closeWatch]
+    }
+
+    private mutating func deadline(_ facts: Facts) -> [Action] {
+        let next = nextDeadline(facts)
+        guard next != armed else { return [] }
+        armed = next
+        return [.arm(next)]
+    }
+
+    /// Apps not running (not quit by the user) with scheduled work due now whose conditions hold.
+    private func dueLaunches(_ facts: Facts) -> [Action] {
+        facts.apps.filter { app in
+            app.mayBeLaunched && !app.isLaunching
+                && app.pendingTasks.contains {
+                    ($0.earliestBeginDate ?? .zero) <= facts.now && facts.conditions.map($0.canRun(under:)) ?? true
+                }
+        }.map { .launchForDueWork($0.id) }
+    }
+
+    /// The device's sleep: the work that wakes it first, so that its alarm is armed before a
+    /// suspended app lets it sleep; then each app's rules that changed.
+    private mutating func sleep(_ facts: Facts) -> [Action] {
+        guard followsSleep else { return [] }
+        var actions: [Action] = []
+        let idle = facts.apps.filter(\.isIdle)
+        let refresh = idle.flatMap { $0.pendingTasks.map { $0.earliestBeginDate ?? facts.now } }.min()
+        if refresh != toldRefresh {
+            toldRefresh = refresh
+            actions.append(.wake(.refresh, at: refresh.map { max($0, facts.now) }))
+        }
+        let monitoring = idle.contains(where: \.watchesConditions)
+        if monitoring != toldMonitoring {
+            toldMonitoring = monitoring
+            actions.append(.wake(.monitoring, at: monitoring ? facts.now + monitoringInterval : nil))
+        }
+        for app in facts.apps where toldRules[app.id] != app.sleepRules {
+            if app.sleepRules.state == .notRunning {
+                guard toldRules.removeValue(forKey: app.id) != nil else { continue }
+            } else {
+                toldRules[app.id] = app.sleepRules
+            }
+            actions.append(.sleepRules(app.sleepRules))
+        }
+        return actions
+    }
+}
