@@ -171,7 +171,7 @@ let package = Package(
         ),
         .target(
             name: "KeepAliveSimulation",
-            dependencies: ["KeepAliveCore", "KeepAliveMonitoring", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KeepAliveCore", "KeepAliveHostProtocol", "KeepAliveMonitoring", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "KeepAliveMonitoring",

@@ -1,6 +1,7 @@
 import Glibc
 import KeepAliveCore
 import Logging
+import KeepAliveHostProtocol
 
 extension AppHost {
     /// What a host that died left behind: every process it had stopped with signals continued

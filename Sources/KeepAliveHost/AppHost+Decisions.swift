@@ -1,5 +1,6 @@
 import Dispatch
 import KeepAliveCore
+import KeepAliveHostProtocol
 import KeepAliveSleep
 
 /// The host's own decisions (``HostMachine``), done: after anything changes, the machine is
@@ -69,6 +70,7 @@ extension AppHost {
         let emit = emit
         let observers = fixObservers
         watch = HostLocationWatch(
+            tasks: tasks,
             source: configuration.locationSource(),
             pause: configuration.stationaryPause,
             logger: logger,

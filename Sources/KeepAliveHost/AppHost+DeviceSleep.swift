@@ -1,4 +1,5 @@
 import KeepAliveCore
+import KeepAliveHostProtocol
 import KeepAliveSleep
 
 /// The host as the arbiter of the device's sleep (``Configuration/deviceSleep``): one

@@ -177,17 +177,19 @@ extension AppHost {
     /// Waits, at most the notice timeout, for the app's `ack` of `kind` (it may have come already).
     func waitForAnswer(_ app: HostedApp, kind: String) async -> Bool {
         let id = app.id
-        let timer = Task { [clock, timeout = settings.noticeTimeout] in
-            // Cancelled once answered: then it ends no wait (a later one for the same notice).
-            guard (try? await clock.sleep(for: timeout)) != nil else { return }
-            self.noticeTimedOut(id, kind)
+        await withDiscardingTaskGroup { group in
+            group.addTask { [clock, timeout = settings.noticeTimeout] in
+                // Cancelled once answered: then it ends no wait (a later one for the same notice).
+                guard (try? await clock.sleep(for: timeout)) != nil else { return }
+                await self.noticeTimedOut(id, kind)
+            }
+            await withCheckedContinuation { continuation in
+                if app.answered.contains(kind) { return continuation.resume() }
+                app.waiters[kind]?.resume()
+                app.waiters[kind] = continuation
+            }
+            group.cancelAll()
         }
-        await withCheckedContinuation { continuation in
-            if app.answered.contains(kind) { return continuation.resume() }
-            app.waiters[kind]?.resume()
-            app.waiters[kind] = continuation
-        }
-        timer.cancel()
         return app.answered.contains(kind)
     }
 

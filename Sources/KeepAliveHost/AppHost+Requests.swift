@@ -212,7 +212,7 @@ extension AppHost {
         restoreConditions(of: app)
         saveRecord(of: app)
         let changes = app.authorization.changes()
-        app.watcher = Task { [weak self] in
+        app.watcher = tasks.addCancellable { [weak self] in
             for await snapshot in changes { await self?.authorizationChanged(id, to: snapshot.status) }
         }
         if inBackground {

@@ -253,6 +253,7 @@ public actor AppHost {
                     }
                 }
             }
+            for server in [server, appServer] { group.addTask { await server.serve() } }
             group.addTask {
                 await self.serve()
                 self.tasks.finish()  // what was started goes on: the group waits for it
@@ -292,12 +293,6 @@ public actor AppHost {
             restoreConditions(of: app)  // adopted or not running: watched for their events again
             if app.pid == nil { serveScheduledTasks(app) }
         }
-        for server in [server, appServer] {
-            server.start(
-                handle: { request, connection in await self.handle(request, from: connection) },
-                closed: { connection in await self.connectionClosed(connection) }
-            )
-        }
         let (arrivals, feed) = AsyncStream.makeStream(of: HostLocationWatch.Arrival.self)
         self.arrivals = feed
         tasks.add { for await arrival in arrivals { await self.fixArrived(arrival) } }
@@ -307,6 +302,12 @@ public actor AppHost {
         loopInput = input
         let timer = LoopTimer { input.yield(.deadline) }
         loopTimer = timer
+        for server in [server, appServer] {
+            server.start(
+                handle: { request, connection in await self.handle(request, from: connection) },
+                closed: { connection in await self.connectionClosed(connection) }
+            )
+        }
         decide()  // the watch, the device's sleep
         input.yield(isStopping ? .stop : .deadline)  // a first look at once: exits, due work
         for await next in inputs {
@@ -325,6 +326,8 @@ public actor AppHost {
         watch = nil
         feed.finish()
         await stopAll()
+        server.finish()  // after the apps' terminate notices: then their connections close
+        appServer.finish()
     }
 
     /// Ends ``run()``: its apps are stopped and their groups removed.

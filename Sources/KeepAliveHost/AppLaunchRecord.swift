@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import KeepAliveCore
 import Logging
+import KeepAliveHostProtocol
 
 /// What the host keeps of an app beside its monitor (`APP.launch` in the monitor folder,
 /// written atomically), so that the next host, after a crash or a power cut, launches it for

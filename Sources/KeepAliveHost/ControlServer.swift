@@ -19,6 +19,8 @@ final class ControlServer: Sendable {
     let path: String
     private let listener: UnixSocket
     private let loop: Loop
+    /// Each connection's requests, served as a child task of ``serve()``.
+    private let connections = OwnedTasks()
 
     /// The server's state, on its queue only (hence unchecked `Sendable`).
     private final class Loop: @unchecked Sendable {
@@ -95,13 +97,13 @@ final class ControlServer: Sendable {
         return gid_t(name)
     }
 
-    /// Accepts until ``stop()``. Each connection is served by one task, so one client's
-    /// requests are handled in the order sent.
+    /// Accepts until ``stop()``. Each connection is served by one task, a child of
+    /// ``serve()``, so one client's requests are handled in the order sent.
     func start(
         handle: @escaping @Sendable (HostRequest, ControlConnection) async -> HostReply?,
         closed: @escaping @Sendable (ControlConnection) async -> Void
     ) {
-        let (loop, listener) = (loop, listener)
+        let (loop, listener, connections) = (loop, listener, connections)
         loop.queue.async {
             let accepting = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: loop.queue)
             accepting.setEventHandler {
@@ -110,7 +112,7 @@ final class ControlServer: Sendable {
                         if errno == EMFILE || errno == ENFILE { Self.pauseAccepting(loop) }
                         return
                     }
-                    Self.admit(client, loop: loop, handle: handle, closed: closed)
+                    Self.admit(client, loop: loop, connections: connections, handle: handle, closed: closed)
                 }
             }
             accepting.activate()
@@ -133,6 +135,7 @@ final class ControlServer: Sendable {
     private static func admit(
         _ client: Int32,
         loop: Loop,
+        connections: OwnedTasks,
         handle: @escaping @Sendable (HostRequest, ControlConnection) async -> HostReply?,
         closed: @escaping @Sendable (ControlConnection) async -> Void
     ) {
@@ -168,7 +171,7 @@ final class ControlServer: Sendable {
             feed.finish()
             return
         }
-        Task {
+        let served = connections.add {
             for await line in lines {
                 defer { channel.lineHandled() }
                 let request: HostRequest
@@ -184,7 +187,12 @@ final class ControlServer: Sendable {
             await closed(connection)
             channel.finishIfDone()
         }
+        if !served { channel.close() }  // the server has finished: nobody serves it
     }
+
+    /// Serves each connection's requests as a child task, until ``finish()``; then waits for
+    /// the last connection's end.
+    func serve() async { await connections.run() }
 
     /// Whether a sweep is set: a timeout of some connection will fall due (what tests read).
     var isSweepSet: Bool { loop.queue.sync { loop.sweepAt != nil } }
@@ -261,5 +269,15 @@ final class ControlServer: Sendable {
         }
         listener.shutDown()
         unlink(path)
+    }
+
+    /// Stops accepting, closes every connection and ends ``serve()`` once each has ended.
+    func finish() {
+        stop()
+        let loop = loop
+        loop.queue.sync {
+            for channel in loop.channels.values { channel.close() }
+        }
+        connections.finish()
     }
 }

@@ -13,11 +13,12 @@ final class HostLocationWatch: Sendable {
 
     /// The device's own monitor, with no conditions: it decides when the device is stationary.
     private let device: LocationMonitor
-    private let task: Task<Void, Never>
+    private let job: OwnedTasks.Handle?
 
-    /// Starts watching `source`; each fix goes to `observe` at once (on the watch's task) and
-    /// to `arrivals`, in order, with its arrival time.
+    /// Starts watching `source`, as a job of `tasks` (the host's run); each fix goes to
+    /// `observe` at once (on the watch's task) and to `arrivals`, in order, with its arrival time.
     init(
+        tasks: OwnedTasks,
         source: any LocationSource,
         pause: StationaryPause?,
         retryInterval: Duration = .seconds(5),
@@ -29,7 +30,7 @@ final class HostLocationWatch: Sendable {
         // In memory, with no conditions: it cannot fail.
         let device = try! LocationMonitor(named: "host", logger: logger)
         self.device = device
-        task = Task {
+        job = tasks.addCancellable {
             let manager = LocationManager(source: source, logger: logger)
             while !Task.isCancelled {
                 do {
@@ -45,13 +46,13 @@ final class HostLocationWatch: Sendable {
         }
     }
 
-    deinit { task.cancel() }
+    deinit { job?.cancel() }
 
     /// Whether the watch is left for the stationary pause.
     var isPaused: Bool { device.isPaused }
 
     /// Leaves the watch.
-    func stop() { task.cancel() }
+    func stop() { job?.cancel() }
 
     /// Seconds of `CLOCK_MONOTONIC`, the clock every process reads alike.
     static func monotonicNow() -> Double {

@@ -1,4 +1,5 @@
 import KeepAliveCore
+import KeepAliveHostProtocol
 import KeepAliveSleep
 
 /// The host's own decisions, as a value: events in, actions out, on the host's clock (the time

@@ -37,7 +37,8 @@ final class HostedApp {
     var answered: Set<String> = []
     var since = Date()
     var reason: String?
-    var watcher: Task<Void, Never>?
+    /// Its authorization's changes, followed while it runs (a job of the host's run).
+    var watcher: OwnedTasks.Handle?
     /// The kernel's word that its first process ended (`nil`: looked for every housekeeping interval).
     var exitWatch: ProcessExitWatch?
     /// Found running when the host started (left by one that died): not its child.
@@ -145,11 +146,6 @@ final class HostedApp {
     }
 }
 
-/// What woke, or would wake, an app that is not its user's doing.
-enum WakeCause: String, Hashable, CaseIterable {
-    case data = "data on a socket it named"
-    case event = "a location event"
-}
 
 /// What the host needs to launch an app again: its command, modes, output, user and variables.
 struct LaunchSpec {

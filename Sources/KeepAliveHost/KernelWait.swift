@@ -1,3 +1,4 @@
+import Dispatch
 import KeepAliveCore
 
 /// Waits for something only the kernel can say (a group frozen, thawed, emptied, its processes
@@ -40,12 +41,13 @@ enum KernelWait {
         return true
     }
 
-    /// Sleeps for `pause`, in a cancelled task too: there its own sleep would end at once.
+    /// Sleeps for `pause`, in a cancelled task too (there a task's own sleep would end at once):
+    /// a Dispatch timer resumes it, no task of its own.
     private static func sleep(for pause: Duration) async {
-        if Task.isCancelled {
-            await Task { try? await Task.sleep(for: pause) }.value  // a task of its own is not cancelled
-        } else {
-            try? await Task.sleep(for: pause)
+        let (seconds, attoseconds) = max(pause, .zero).components
+        let nanoseconds = Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { continuation.resume() }
         }
     }
 }

@@ -121,8 +121,8 @@ public struct KeepAliveService: Sendable {
     /// Runs until `commands` ends (graceful shutdown), then ends tasks, stops audio and closes gpsd.
     ///
     /// Every task it starts belongs to one of two task groups: the work (the commands, the
-    /// watches, the host's notices, remote commands, the silent loop), ended when the run loop
-    /// ends, and delivery, ended after it delivered what waits. Its decisions are
+    /// watches, the host's notices, remote commands, the silent loop, the devices' pulses and
+    /// fixes), ended when the run loop ends, and delivery, ended after it delivered what waits. Its decisions are
     /// ``KeepAliveServiceMachine``'s.
     ///
     /// - Parameters:
@@ -155,9 +155,11 @@ public struct KeepAliveService: Sendable {
                     post.finish()
                 }
                 work.addTask { [loopSwitch = app.audio.loopSwitch] in await loopSwitch.run { emit(.error($0)) } }
+                work.addTask { [effects = app.effects] in await effects.run() }
                 work.addTask { [switches = app.watchSwitches] in await wiring.watchInForeground(switches) }
                 wiring.startWork(in: &work, player: app.player)
                 await app.run(commands: commands, inBackground: configuration.startsInBackground, turned: turned)
+                app.effects.finish()
                 // The stop, in the machine's order: the app's end, then the work's (the group
                 // waits for each of its tasks as it ends).
                 stop = wiring.decide(.stopRequested)

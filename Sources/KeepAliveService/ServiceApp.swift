@@ -9,6 +9,9 @@ final class ServiceApp {
     let player: SilentAudioPlayer
     let audio: ServiceAudioOutput
     let location: ServiceLocationProvider
+    /// The devices' work that takes time (a pulse, a one-shot fix, the updates), run as child
+    /// tasks of the service's work group (``OwnedTasks/run()``).
+    let effects = OwnedTasks()
     private let strategy: any KeepAliveStrategy
     /// The foreground watch's switches, as the machine decides them.
     let watchSwitches: AsyncStream<Bool>
@@ -25,8 +28,8 @@ final class ServiceApp {
             logger: service.logger
         )
         player = SilentAudioPlayer(output: configuration.audio, keepsDeviceOpen: configuration.keepsAudioDeviceOpen)
-        audio = ServiceAudioOutput(app: model, player: player, post: post)
-        location = ServiceLocationProvider(app: model, manager: service.locationManager, post: post)
+        audio = ServiceAudioOutput(app: model, player: player, effects: effects, post: post)
+        location = ServiceLocationProvider(app: model, manager: service.locationManager, effects: effects, post: post)
         let context = KeepAliveContext(app: model, audio: audio, location: location) { note in emit(.decision(note)) }
         strategy = configuration.strategy.make(context, hybridOptions: configuration.hybrid, isLowPower: configuration.isLowPower)
         (strategy as? HybridKeepAlive)?.onCallback = { emit(.callback) }

@@ -5,6 +5,7 @@ import KeepAliveCore
 final class ServiceAudioOutput: KeepAliveAudioOutput {
     private unowned let app: Application
     let player: SilentAudioPlayer
+    private let effects: OwnedTasks
     private let post: @Sendable (ApplicationCommand) -> Void
     private var pending: [Int: ((any Error)?) -> Void] = [:]
     private var lastID = 0
@@ -12,9 +13,10 @@ final class ServiceAudioOutput: KeepAliveAudioOutput {
     /// The loop's starts and stops, done in order by ``AudioLoopSwitch/run(reporting:)``.
     let loopSwitch: AudioLoopSwitch
 
-    init(app: Application, player: SilentAudioPlayer, post: @escaping @Sendable (ApplicationCommand) -> Void) {
+    init(app: Application, player: SilentAudioPlayer, effects: OwnedTasks, post: @escaping @Sendable (ApplicationCommand) -> Void) {
         self.app = app
         self.player = player
+        self.effects = effects
         self.post = post
         loopSwitch = AudioLoopSwitch(player: player)
     }
@@ -24,7 +26,7 @@ final class ServiceAudioOutput: KeepAliveAudioOutput {
         lastID += 1
         let id = lastID
         pending[id] = completion
-        Task { [player, post] in
+        effects.add { [player, post] in
             do {
                 try await player.playPulse(length: length)
                 post(.deliver(.audioPulse(id: id, error: nil)))
@@ -94,14 +96,16 @@ struct AudioLoopSwitch: Sendable {
 final class ServiceLocationProvider: KeepAliveLocationProvider {
     private unowned let app: Application
     let manager: LocationManager
+    private let effects: OwnedTasks
     private let post: @Sendable (ApplicationCommand) -> Void
     private var pending: [Int: (Result<Location, LocationError>) -> Void] = [:]
     private var lastID = 0
-    private var updates: Task<Void, Never>?
+    private var updates: OwnedTasks.Handle?
 
-    init(app: Application, manager: LocationManager, post: @escaping @Sendable (ApplicationCommand) -> Void) {
+    init(app: Application, manager: LocationManager, effects: OwnedTasks, post: @escaping @Sendable (ApplicationCommand) -> Void) {
         self.app = app
         self.manager = manager
+        self.effects = effects
         self.post = post
     }
 
@@ -115,7 +119,7 @@ final class ServiceLocationProvider: KeepAliveLocationProvider {
         lastID += 1
         let id = lastID
         pending[id] = completion
-        Task { [manager, post] in
+        effects.add { [manager, post] in
             let result: Result<Location, LocationError>
             do {
                 result = .success(try await manager.requestLocation(timeout: timeout))
@@ -137,7 +141,7 @@ final class ServiceLocationProvider: KeepAliveLocationProvider {
     func startUpdates() throws(BackgroundError) {
         guard updates == nil else { return }
         try app.beginLocationActivity()
-        updates = Task { [manager] in
+        updates = effects.addCancellable { [manager] in
             do { for try await _ in manager.updates() {} } catch {}
         }
     }

@@ -109,17 +109,22 @@ final class ServiceWiring: Sendable {
     }
 
     /// The foreground watch, open while the last switch said on, until the switches end (or
-    /// this task is cancelled). Each watch is this loop's own: cancelled and awaited before the
-    /// next opens, and at the end (a task group, once cancelled, starts no task again).
+    /// this task is cancelled). Each watch is a child task of this one: cancelled and awaited
+    /// before the next opens, and at the end.
     func watchInForeground(_ switches: AsyncStream<Bool>) async {
-        var current: Task<Void, Never>?
-        for await on in switches {
+        let watches = OwnedTasks()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await watches.run() }
+            var current: OwnedTasks.Handle?
+            for await on in switches {
+                current?.cancel()
+                await current?.ended()
+                current = on ? watches.addCancellable { await self.watch() } : nil
+            }
             current?.cancel()
-            await current?.value
-            current = on ? Task { await watch() } : nil
+            await current?.ended()
+            watches.finish()
         }
-        current?.cancel()
-        await current?.value
     }
 
     private func watch() async {

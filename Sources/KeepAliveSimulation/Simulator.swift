@@ -35,6 +35,9 @@ public struct Simulator {
     public var conditions: [String: MonitorCondition] = [:]
     /// The state the conditions start in (`.unsatisfied`: no event until entered).
     public var conditionsAssume: MonitorState = .unknown
+    /// How often location events may wake the app (`keepalive host --event-wakes`): a wake
+    /// its budget does not allow waits for the next one it does, as under the host.
+    public var eventWakes: WakeBudget = .events
 
     /// A simulation: by default the iOS 13 rules, always authorized, 24 hours in the background.
     public init(
@@ -101,7 +104,9 @@ public struct Simulator {
 
         // The monitoring strategy: the system's monitor sees the track and wakes the app.
         let monitor = strategy == .monitoring ? makeMonitor(notes: &notes) : nil
-        var locationEvents = 0
+        let service = monitor.map {
+            SimulatedLocationService(app: app, monitor: $0, eventWakes: eventWakes, record: record, timeline: timeline)
+        }
         var track = monitor == nil ? [] : Self.track(fixes)
         track.removeAll { $0.time > duration }
 
@@ -111,16 +116,11 @@ public struct Simulator {
             while nextFix < track.endIndex, track[nextFix].time < time || (including && track[nextFix].time == time) {
                 let (at, fix) = track[nextFix]
                 nextFix += 1
+                service?.serveWaitingWakes(until: at, including: false)
                 app.advance(to: at)
-                // As under the host: watched with always, or when in use while in the foreground.
-                guard app.authorization.allowsLocation(in: app.state) else { continue }
-                for event in monitor?.evaluate(fix) ?? [] {
-                    locationEvents += 1
-                    record("location event: \(event.identifier) \(event.state)")
-                    timeline?.note(locationEvent: "\(event.identifier) \(event.state)", at: at.seconds)
-                    app.wakeForLocationEvent()
-                }
+                service?.fixArrived(fix)
             }
+            service?.serveWaitingWakes(until: time, including: including)
         }
         for event in script.events where event.time <= duration {
             playTrack(until: event.time, including: false)
@@ -161,7 +161,7 @@ public struct Simulator {
             audioPulses: audio.pulses,
             audioSeconds: audio.playedTime.seconds,
             wakeups: statistics.wakeups,
-            locationEvents: locationEvents,
+            locationEvents: service?.events ?? 0,
             suspensions: statistics.suspensions.map { .init(at: relative($0.at), cause: $0.cause.rawValue) },
             notes: notes,
             trace: recordsTrace ? trace : nil,

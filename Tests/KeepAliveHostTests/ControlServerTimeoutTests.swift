@@ -24,6 +24,7 @@ import Testing
             },
             closed: { _ in }
         )
+        Task { await server.serve() }  // ends with the test's finish()
         return server
     }
 
@@ -53,7 +54,7 @@ import Testing
 
     @Test func aLineThatDoesNotEndIsRefusedOnceItsTimeoutFallsDue() async throws {
         let server = try server(forApps: false, lineTimeout: .milliseconds(300))
-        defer { server.stop() }
+        defer { server.finish() }
         let client = try UnixSocket.connect(to: server.path)
         let began = ContinuousClock.now
         #expect(client.write(Array(#"{"id": 1, "op": "st"#.utf8)))
@@ -64,7 +65,7 @@ import Testing
 
     @Test func appsThatSaidHelloAndWaitSetNoTimer() async throws {
         let server = try server(forApps: true)
-        defer { server.stop() }
+        defer { server.finish() }
         let client = try UnixSocket.connect(to: server.path)
         // Before its hello an app's connection may be closed for idling: a timer is set.
         try await waitUntil("a timer set for the new connection") { server.isSweepSet }

@@ -60,6 +60,58 @@ struct MonitoringSimulationTests {
         #expect(svg.components(separatedBy: "class=\"event\"").count - 1 == expected.count)
     }
 
+    /// The host's rule for wakes, played by the simulator with the host's own machine: an
+    /// event wakes the suspended app only as often as its wake budget allows; one it does not
+    /// allow waits for the next wake it does, which tells every event that waited at once; an
+    /// event while the app is awake in the background gives it the event budget again, and
+    /// spends no wake.
+    @Test(arguments: [60, 120, 3600])
+    func eventsWakeTheAppOnlyAsOftenAsItsWakeBudgetAllows(interval: Int) throws {
+        let fixes = try NMEALog.fixes(in: Self.boat.url)
+        var simulator = Simulator(strategy: .monitoring, duration: .seconds(600), fixes: fixes, recordsTimeline: true)
+        simulator.conditions = Self.conditions
+        simulator.conditionsAssume = .unsatisfied
+        simulator.eventWakes = WakeBudget(burst: 1, interval: .seconds(Int64(interval)))
+        let report = simulator.run()
+
+        let monitor = try LocationMonitor(named: "expected")
+        try monitor.add(Self.conditions, assuming: .unsatisfied)
+        let origin = try #require(fixes.compactMap(\.timestamp).first)
+        let events = fixes.flatMap { fix in monitor.evaluate(fix).map { $0.date.timeIntervalSince(origin) } }
+        // The rule in words, on the events' times: the wakes it gives.
+        let budget = ExecutionProfile.ios13.eventBudget.seconds
+        let every = Double(interval)
+        var (wakes, periods, extensions, waiting) = ([Double](), [(from: Double, until: Double)](), 0, false)
+        func serveWaiting(before time: Double) {
+            guard waiting, let last = wakes.last, last + every < time else { return }
+            wakes.append(last + every)
+            periods.append((last + every, last + every + budget))
+            waiting = false
+        }
+        for at in events {
+            serveWaiting(before: at)
+            if let period = periods.last, at < period.until {  // awake: the budget again, no wake spent
+                periods[periods.count - 1].until = at + budget
+                extensions += 1
+            } else if let last = wakes.last, at < last + every {
+                waiting = true
+            } else {
+                wakes.append(at)
+                periods.append((at, at + budget))
+            }
+        }
+        serveWaiting(before: 600)
+        #expect(report.locationEvents == events.count)
+        #expect(report.wakeups == wakes.count + extensions)
+        let background = try #require(report.timeline).states.filter { $0.label == "background" }.dropFirst()
+        #expect(background.count == periods.count)
+        for (shown, period) in zip(background, periods) {
+            #expect(abs(shown.start - period.from) < 0.01 && abs(shown.end - period.until) < 0.01, "\(shown) against \(period)")
+        }
+        if interval == 3600 { #expect(wakes.count == 1, "one wake in the hour: the first event's") }
+        if interval == 120 { #expect(wakes.contains { !events.contains($0) }, "a wake put off, then given") }
+    }
+
     @Test func withoutConditionsNothingWakesIt() {
         let report = Simulator(strategy: .monitoring, duration: .seconds(600), fixes: (try? NMEALog.fixes(in: Self.boat.url)) ?? []).run()
         #expect(report.locationEvents == 0 && report.wakeups == 0)

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import KeepAliveCore
-@testable import KeepAliveHost
-import KeepAliveHostProtocol
+@testable import KeepAliveHostProtocol
 import KeepAliveMonitoring
 import Testing
 

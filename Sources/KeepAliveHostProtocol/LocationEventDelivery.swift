@@ -1,4 +1,4 @@
-/// What the host did for an app's location event (``AppHost/Event/locationEvent(app:_:_:)``).
+/// What a host did for an app's location event (as `AppHost.Event.locationEvent` says), and what a simulation shows.
 public enum LocationEventDelivery: String, Sendable, Hashable, CustomStringConvertible {
     /// The app was running: told at once.
     case told

@@ -1,5 +1,4 @@
-import KeepAliveCore
-import KeepAliveHostProtocol
+package import KeepAliveCore
 
 /// The host's decisions for one app, as a value: events in, actions out, on the host's clock
 /// (the time since it started), shaped like ``HybridKeepAliveMachine``. ``AppHost`` only does
@@ -16,25 +15,30 @@ import KeepAliveHostProtocol
 ///   says hello.
 /// - **Launches**: one at a time, never of an app the user quit or the host cannot launch
 ///   (adopted); an exited app asked to be launched again is, once its group is gone.
-struct HostedAppMachine: Sendable {
+package struct HostedAppMachine: Sendable {
     /// What the host knows of the app when an event comes, read off its model and processes.
-    struct Facts: Sendable {
+    package struct Facts: Sendable {
         /// The host's clock.
-        var now: Duration
+        package var now: Duration
         /// Its model's state.
-        var state: AppState
+        package var state: AppState
         /// Whether its first process runs.
-        var isRunning: Bool
+        package var isRunning: Bool
         /// Whether it said hello on a connection that is still open.
-        var isConnected: Bool
+        package var isConnected: Bool
         /// Whether its group is frozen or being frozen.
-        var isFreezeRequested: Bool
+        package var isFreezeRequested: Bool
         /// Whether the host knows how to launch it (it launched it, or read its launch record).
-        var isLaunchable: Bool
+        package var isLaunchable: Bool
+
+        package init(now: Duration, state: AppState, isRunning: Bool, isConnected: Bool, isFreezeRequested: Bool, isLaunchable: Bool) {
+            (self.now, self.state, self.isRunning, self.isConnected) = (now, state, isRunning, isConnected)
+            (self.isFreezeRequested, self.isLaunchable) = (isFreezeRequested, isLaunchable)
+        }
     }
 
     /// What happened.
-    enum Event: Sendable {
+    package enum Event: Sendable {
         /// Its model changed (``AppEvent``).
         case model(AppEvent)
         /// The `will-suspend` notice of that decision was answered (`answered`: in time; `nil`:
@@ -73,7 +77,7 @@ struct HostedAppMachine: Sendable {
     }
 
     /// What the host does.
-    enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Send `will-suspend` and wait, at most the notice timeout, for its `ack`; then
         /// ``Event/noticeSettled(generation:answered:)``.
         case askBeforeFreezing(generation: Int)
@@ -123,27 +127,27 @@ struct HostedAppMachine: Sendable {
     }
 
     /// Found running when the host started (left by one that died): not its child.
-    let isAdopted: Bool
+    package let isAdopted: Bool
     /// Bumped by every freeze or thaw decision: a step of an older one is dropped.
-    private(set) var generation = 0
+    package private(set) var generation = 0
     /// Quit by the user: not launched again for events or tasks until the user launches it.
-    private(set) var isQuitByUser = false
+    package private(set) var isQuitByUser = false
     /// A launch for an event or a task is under way.
-    private(set) var isLaunching = false
+    package private(set) var isLaunching = false
     /// Launched again for this reason once its processes are gone and its group removed.
-    private(set) var launchAgainFor: String?
+    package private(set) var launchAgainFor: String?
     /// Launched in the background: it enters it once it has said hello and handled it.
-    private(set) var entersBackgroundOnHello: Bool
+    package private(set) var entersBackgroundOnHello: Bool
     /// Launched for a location event: it gets the event's budget once in the background.
     private var launchedForEvent: Bool
     /// Pushes: woken at most as often as this allows.
-    private(set) var dataWakes: WakeBudget
+    package private(set) var dataWakes: WakeBudget
     /// Location events and scheduled tasks that wake or launch it.
-    private(set) var eventWakes: WakeBudget
+    package private(set) var eventWakes: WakeBudget
     /// Wakes its budgets put off, done at the next wake they allow.
-    private(set) var waitingWakes: Set<WakeCause> = []
+    package private(set) var waitingWakes: Set<WakeCause> = []
     /// Notices waiting for it to be thawed or to say hello.
-    private(set) var pending: [HostNotice] = []
+    package private(set) var pending: [HostNotice] = []
     /// The decision whose thaw is under way: a freeze decided meanwhile waits for it, so that
     /// the group is never frozen before a thaw still writing the kernel's files (which would
     /// leave it running) and the thaw is said before the freeze.
@@ -156,7 +160,7 @@ struct HostedAppMachine: Sendable {
 
     /// A launch of its: `reason` is why the host launched it (`nil`: the user did);
     /// `previous` is its launch before, whose budgets, wakes and notices go on.
-    init(
+    package init(
         launchedFor reason: String?,
         inBackground: Bool,
         dataWakes: WakeBudget,
@@ -176,7 +180,7 @@ struct HostedAppMachine: Sendable {
 
     /// An app the host did not launch: adopted (running), or known from its launch record
     /// (not running, `quitByUser` as recorded).
-    init(adopted: Bool, quitByUser: Bool = false, dataWakes: WakeBudget, eventWakes: WakeBudget) {
+    package init(adopted: Bool, quitByUser: Bool = false, dataWakes: WakeBudget, eventWakes: WakeBudget) {
         isAdopted = adopted
         isQuitByUser = quitByUser
         entersBackgroundOnHello = false
@@ -186,39 +190,39 @@ struct HostedAppMachine: Sendable {
     }
 
     /// An adopted app's launch record was read: whether its user had quit it.
-    mutating func restore(quitByUser: Bool) { isQuitByUser = quitByUser }
+    package mutating func restore(quitByUser: Bool) { isQuitByUser = quitByUser }
 
     /// Not running, and the host may launch it for its events and due tasks.
-    func mayBeLaunched(_ facts: Facts) -> Bool { !facts.isRunning && !isQuitByUser && facts.isLaunchable }
+    package func mayBeLaunched(_ facts: Facts) -> Bool { !facts.isRunning && !isQuitByUser && facts.isLaunchable }
 
     /// The first time from `now` on its budget for `cause` allows a wake.
-    func nextWake(for cause: WakeCause, from now: Duration) -> Duration {
+    package func nextWake(for cause: WakeCause, from now: Duration) -> Duration {
         (cause == .data ? dataWakes : eventWakes).nextWake(from: now)
     }
 
     /// Whether the host watches its conditions now (it has some): while it runs (when in use:
     /// in the foreground), and with always while it may be launched for them (not after its
     /// user quit it, as iOS does not relaunch an app the user quit).
-    func watchesConditions(_ facts: Facts, authorization: LocationAuthorization) -> Bool {
+    package func watchesConditions(_ facts: Facts, authorization: LocationAuthorization) -> Bool {
         guard facts.isRunning else { return authorization == .always && mayBeLaunched(facts) }
         return authorization.allowsLocation(in: facts.state)
     }
 
     /// A task it schedules for `asked` is a wake of its own: it begins no sooner than its event
     /// budget allows, and counts against it. Returns when it begins.
-    mutating func planTask(askedFor asked: Duration) -> Duration {
+    package mutating func planTask(askedFor asked: Duration) -> Duration {
         let begin = nextWake(for: .event, from: asked)
         eventWakes.spend(at: begin)
         return begin
     }
 
     /// When the earliest wake put off falls due, if any.
-    func nextWaitingWake(from now: Duration) -> Duration? {
+    package func nextWaitingWake(from now: Duration) -> Duration? {
         waitingWakes.map { nextWake(for: $0, from: now) }.min()
     }
 
     /// What to do for `event`.
-    mutating func handle(_ event: Event, _ facts: Facts) -> [Action] {
+    package mutating func handle(_ event: Event, _ facts: Facts) -> [Action] {
         switch event {
         case .model(let change): return modelChanged(change, facts)
         case .noticeSettled(let step, let answered): return noticeSettled(step, answered: answered, facts)
@@ -434,4 +438,10 @@ struct HostedAppMachine: Sendable {
         waitingWakes.remove(.event)
         return actions + flush(facts)
     }
+}
+
+/// What woke, or would wake, an app that is not its user's doing.
+package enum WakeCause: String, Hashable, CaseIterable, Sendable {
+    case data = "data on a socket it named"
+    case event = "a location event"
 }

@@ -1,5 +1,5 @@
 import KeepAliveCore
-@testable import KeepAliveHost
+import TestWaiting
 import Testing
 
 /// The host's effects as children of its run's task group: every job handed in runs, a
@@ -46,5 +46,33 @@ struct OwnedTasksTests {
         run.cancel()
         await run.value
         #expect(ran.withLock { $0 } == 3)
+    }
+
+    /// A job its owner ends early (a watch that closes): cancelled while it runs, or never run
+    /// when cancelled before the group took it; ``OwnedTasks/Handle/ended()`` waits for either.
+    @Test func aCancellableJobEndsWhenItsOwnerSaysAndNeverRunsWhenCancelledFirst() async {
+        let tasks = OwnedTasks()
+        let ran = Locked<[String]>([])
+        await withDiscardingTaskGroup { group in
+            group.addTask { await tasks.run() }
+            let never = tasks.addCancellable { ran.withLock { $0.append("never") } }
+            never?.cancel()
+            let started = ObservedState(false)
+            let forever = tasks.addCancellable {
+                ran.withLock { $0.append("started") }
+                started.update { $0 = true }
+                _ = await ObservedState(false).wait(until: { $0 }, timeout: .seconds(3600))  // ends on cancellation only
+                ran.withLock { $0.append("cancelled") }
+            }
+            let quick = tasks.addCancellable { ran.withLock { $0.append("quick") } }
+            await quick?.ended()
+            #expect(await started.wait(until: { $0 }, timeout: TestTime.patience))
+            forever?.cancel()
+            await forever?.ended()
+            await never?.ended()
+            tasks.finish()
+        }
+        #expect(Set(ran.withLock { $0 }) == ["started", "cancelled", "quick"])
+        #expect(tasks.addCancellable {} == nil, "no work is taken once finished")
     }
 }
