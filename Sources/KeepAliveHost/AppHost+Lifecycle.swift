@@ -87,7 +87,7 @@ extension AppHost {
         case .reportWokenForData: emit(.wokenForData(app: app.id))
         case .reportPutOff(let cause, let after):
             emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: after))
-        case .reportDelivery: break  // said by the caller, which knows the event
+        case .reportDelivery, .taskBegins: break  // said by the caller, which knows the event or the request
         }
     }
 

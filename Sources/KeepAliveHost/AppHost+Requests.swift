@@ -145,7 +145,8 @@ extension AppHost {
     /// - Returns: in how many seconds it begins, when later than asked.
     private func schedule(_ request: HostCommand.ScheduleRequest, by app: HostedApp) throws(HostError) -> Double? {
         let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
-        let begin = app.machine.planTask(askedFor: asked)
+        var begin = asked
+        for case .taskBegins(let time) in app.machine.handle(.scheduled(askedFor: asked), app.facts(at: elapsed)) { begin = time }
         do {
             try app.model.submit(
                 BackgroundTaskRequest(

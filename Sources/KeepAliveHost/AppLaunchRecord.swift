@@ -108,7 +108,7 @@ extension AppHost {
             let spec = LaunchSpec(command: record.command, modes: modes, output: record.output, user: user, environment: record.environment)
             if let app = adopted.first(where: { $0.id == id }) {
                 app.launchSpec = spec
-                app.machine.restore(quitByUser: record.terminated)
+                _ = app.machine.handle(.recordRead(quitByUser: record.terminated), app.facts(at: .zero))
                 continue
             }
             let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)

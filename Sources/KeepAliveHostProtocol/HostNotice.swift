@@ -28,17 +28,27 @@ public enum HostNotice: Sendable, Hashable {
 
     /// The compositor's moves.
     public enum Move: String, Codable, Sendable, Hashable {
-        case background, foreground
+        /// Into the background: the app's handler runs, then it answers.
+        case background
+        /// Into the foreground.
+        case foreground
     }
 
     /// What a notice says, as the wire's `notice` key names it.
     public enum Kind: String, Codable, Sendable, Hashable {
+        /// ``HostNotice/lifecycle(_:)``.
         case lifecycle
+        /// ``HostNotice/willSuspend(deadline:)``.
         case willSuspend = "will-suspend"
+        /// ``HostNotice/didResume``.
         case didResume = "did-resume"
+        /// ``HostNotice/taskExpiring(_:)`` and ``HostNotice/workExpiring(_:)``.
         case expiring
+        /// ``HostNotice/runTask(_:)``.
         case runTask = "run-task"
+        /// ``HostNotice/terminate``.
         case terminate
+        /// ``HostNotice/locationEvent(_:received:)``.
         case locationEvent = "location-event"
     }
 

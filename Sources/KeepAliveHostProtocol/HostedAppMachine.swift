@@ -74,6 +74,11 @@ package struct HostedAppMachine: Sendable {
         case tick
         /// The host stops it: no freeze or thaw decided before goes ahead.
         case hostStopping
+        /// It asked for scheduled work at `asked`: a wake of its own, begun no sooner than its
+        /// event budget allows, and counted against it (``Action/taskBegins(at:)``).
+        case scheduled(askedFor: Duration)
+        /// An adopted app's launch record was read: whether its user had quit it.
+        case recordRead(quitByUser: Bool)
     }
 
     /// What the host does.
@@ -124,6 +129,8 @@ package struct HostedAppMachine: Sendable {
         case reportPutOff(WakeCause, after: Duration)
         /// Say how a location event was delivered.
         case reportDelivery(LocationEventDelivery)
+        /// The work it scheduled begins at this time.
+        case taskBegins(at: Duration)
     }
 
     /// Found running when the host started (left by one that died): not its child.
@@ -189,9 +196,6 @@ package struct HostedAppMachine: Sendable {
         self.eventWakes = eventWakes
     }
 
-    /// An adopted app's launch record was read: whether its user had quit it.
-    package mutating func restore(quitByUser: Bool) { isQuitByUser = quitByUser }
-
     /// Not running, and the host may launch it for its events and due tasks.
     package func mayBeLaunched(_ facts: Facts) -> Bool { !facts.isRunning && !isQuitByUser && facts.isLaunchable }
 
@@ -206,14 +210,6 @@ package struct HostedAppMachine: Sendable {
     package func watchesConditions(_ facts: Facts, authorization: LocationAuthorization) -> Bool {
         guard facts.isRunning else { return authorization == .always && mayBeLaunched(facts) }
         return authorization.allowsLocation(in: facts.state)
-    }
-
-    /// A task it schedules for `asked` is a wake of its own: it begins no sooner than its event
-    /// budget allows, and counts against it. Returns when it begins.
-    package mutating func planTask(askedFor asked: Duration) -> Duration {
-        let begin = nextWake(for: .event, from: asked)
-        eventWakes.spend(at: begin)
-        return begin
     }
 
     /// When the earliest wake put off falls due, if any.
@@ -268,6 +264,13 @@ package struct HostedAppMachine: Sendable {
         case .tick: return serveWaitingWakes(facts)
         case .hostStopping:
             generation += 1
+            return []
+        case .scheduled(let asked):
+            let begin = nextWake(for: .event, from: asked)
+            eventWakes.spend(at: begin)
+            return [.taskBegins(at: begin)]
+        case .recordRead(let quitByUser):
+            isQuitByUser = quitByUser
             return []
         }
     }

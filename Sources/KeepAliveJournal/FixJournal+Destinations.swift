@@ -355,7 +355,7 @@ struct DeliveredPosition: Sendable, Hashable {
     var heldThrough: String?
 }
 
-/// What a destination sends next (``JournalWriter/pending(for:limit:)``).
+/// What a destination sends next (`JournalWriter.pending(for:limit:)`).
 public struct PendingRecords: Sendable {
     /// The records, in the order to send them: dead letters queued for retry, then the records
     /// after the last one delivered, in order (stored, then those a writer still holds).

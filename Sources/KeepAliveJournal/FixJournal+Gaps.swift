@@ -5,8 +5,9 @@ import KeepAliveSQLite
 public struct JournalGap: Sendable, Hashable {
     /// The last record before the gap (0: before every record).
     public let afterSequence: Int64
-    /// When the sleep began and ended (wall clock).
+    /// When the sleep began (wall clock).
     public let start: Date
+    /// When it ended (wall clock).
     public let end: Date
     /// Why there was no fix (`asleep`).
     public let reason: String

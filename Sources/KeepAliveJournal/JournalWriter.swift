@@ -19,13 +19,13 @@ public import KeepAliveMonitoring
 /// neither the source that reads the receiver nor any thread of the concurrency pool. In
 /// ``JournalDurability/full``, whose promise is a fix on the disk before it is told,
 /// ``record(_:then:)`` tells it after its commit, without the caller waiting (fixes that come
-/// meanwhile share the next commit); ``record(_:)`` waits on the calling thread. Async code awaits
-/// the async forms of ``commit()``, ``pending(for:limit:)`` and ``waiting(for:)``; their
+/// meanwhile share the next commit); `record(_:)` waits on the calling thread. Async code awaits
+/// the async forms of `commit()`, `pending(for:limit:)` and `waiting(for:)`; their
 /// synchronous forms wait on the calling thread, for code that has one of its own.
 /// Nothing is dropped silently: past ``capacity`` fixes held, the oldest go, and
 /// ``Report/dropped(count:error:)`` says how many.
 ///
-/// Delivery need not wait for a commit: a deliverer reads ``pending(for:limit:)``, which goes on
+/// Delivery need not wait for a commit: a deliverer reads `pending(for:limit:)`, which goes on
 /// from the stored records to those held here, and tells ``acknowledge(_:by:)`` what its server
 /// took. What was delivered is stored with the next commit, in the same transaction as the
 /// records, so a destination's cursor costs no write of its own (the journaling article says what
@@ -168,7 +168,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     /// ``FixJournal/pending(for:limit:)`` after what was delivered since the last commit, and
     /// once those are all sent, the records held here, not yet stored (each with sequence number
     /// 0 and the id it will be stored with). Read on the journal's read queue
-    /// (``FixJournal/readQueue``): never after a commit in flight.
+    /// (`FixJournal.readQueue`): never after a commit in flight.
     public func pending(for destination: String, limit: Int) throws(JournalError) -> PendingRecords {
         try journal.onReadQueue { () throws(JournalError) in try pendingNow(for: destination, limit: limit) }
     }
@@ -220,7 +220,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     }
 
     /// `destination`'s server acknowledged `records`, the next in order of
-    /// ``pending(for:limit:)`` (retried dead letters left out): stored with the next commit,
+    /// `pending(for:limit:)` (retried dead letters left out): stored with the next commit,
     /// which comes within the commit interval even when no fix comes.
     public func acknowledge(_ records: some BidirectionalCollection<JournalRecord>, by destination: String) {
         guard let last = records.last else { return }
@@ -248,7 +248,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     /// How many records `destination` has still to send: its queue in the journal
     /// (``DestinationStatus/depth``) less what was delivered since the last commit, and the
     /// records held here it has not sent. Counted on the journal's read queue, like
-    /// ``pending(for:limit:)``.
+    /// `pending(for:limit:)`.
     public func waiting(for destination: String) throws(JournalError) -> Int {
         try journal.onReadQueue { () throws(JournalError) in try waitingNow(for: destination) }
     }
@@ -294,7 +294,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
     }
 
     /// Calls `body` after each fix or event is taken (a deliverer's cue to read
-    /// ``pending(for:limit:)``), on the thread that recorded it.
+    /// `pending(for:limit:)`), on the thread that recorded it.
     public func onHold(_ body: @escaping @Sendable () -> Void) {
         holdObservers.withLock { $0.append(body) }
     }

@@ -123,7 +123,7 @@ public struct KeepAliveService: Sendable {
     /// Every task it starts belongs to one of two task groups: the work (the commands, the
     /// watches, the host's notices, remote commands, the silent loop, the devices' pulses and
     /// fixes), ended when the run loop ends, and delivery, ended after it delivered what waits. Its decisions are
-    /// ``KeepAliveServiceMachine``'s.
+    /// `KeepAliveServiceMachine`'s.
     ///
     /// - Parameters:
     ///   - external: lifecycle changes from outside (signals, a host); the end of the stream stops it.

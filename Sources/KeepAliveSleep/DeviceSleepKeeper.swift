@@ -54,6 +54,7 @@ public final class DeviceSleepKeeper: Sendable {
         public var preparation: Duration = .zero
     }
 
+    /// How it follows the device's sleep.
     public let configuration: Configuration
     private let hands: any SleepHands
     private let notice: @Sendable (SleepNotice) -> Void

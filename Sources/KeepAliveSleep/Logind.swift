@@ -4,7 +4,7 @@ import KeepAliveBus
 import KeepAliveCore
 
 /// systemd-logind on the system bus: inhibitor locks, the `PrepareForSleep` signal and the
-/// state of the user's session. Served by sd-bus on a thread of its own (a ``BusThread``);
+/// state of the user's session. Served by sd-bus on a thread of its own (a `BusThread`);
 /// every call is handed to it.
 public final class Logind: Sendable {
     /// What logind says.

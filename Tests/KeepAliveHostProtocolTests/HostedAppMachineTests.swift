@@ -259,6 +259,10 @@ import Testing
         #expect(adopted.handle(.scheduledWorkDue, Self.facts(.notRunning, running: false, launchable: false)).isEmpty)
         var recorded = Machine(adopted: false, dataWakes: .data, eventWakes: .events)
         #expect(recorded.handle(.scheduledWorkDue, Self.facts(.notRunning, running: false)) == [.launch(reason: "scheduled-task")])
+        // An adopted app whose launch record says its user quit it: not launched once it exits.
+        var adoptedQuit = Machine(adopted: true, dataWakes: .data, eventWakes: .events)
+        #expect(adoptedQuit.handle(.recordRead(quitByUser: true), Self.facts()).isEmpty)
+        #expect(adoptedQuit.handle(.scheduledWorkDue, Self.facts(.notRunning, running: false)).isEmpty)
     }
 
     @Test func anAdoptedAppThisHostCannotTellIsStoppedAndLaunchedForItsEventOnceGone() {
@@ -295,7 +299,7 @@ import Testing
 
     @Test func aScheduledTaskBeginsNoSoonerThanTheEventBudgetAllows() {
         var machine = Self.launched()
-        for _ in 0..<10 { #expect(machine.planTask(askedFor: .seconds(60)) == .seconds(60)) }
-        #expect(machine.planTask(askedFor: .seconds(60)) == .seconds(420))
+        for _ in 0..<10 { #expect(machine.handle(.scheduled(askedFor: .seconds(60)), Self.facts()) == [.taskBegins(at: .seconds(60))]) }
+        #expect(machine.handle(.scheduled(askedFor: .seconds(60)), Self.facts()) == [.taskBegins(at: .seconds(420))])
     }
 }
