@@ -9,9 +9,23 @@ import KeepAliveSleep
 extension AppHost {
     /// Tells the host's machine what happened, with what every app is now, and does what it
     /// decides. Nothing is decided before ``run()`` serves (the watch has nowhere to send fixes).
+    /// An input that comes while the actions of another are done (a launch for due work tells
+    /// its app's machine, which decides again) waits for them to end, then is decided on what
+    /// they did: the machine's decisions are done in the order it made them.
     func decide(_ event: HostMachine.Event = .changed) {
         guard arrivals != nil else { return }
-        for action in machine.handle(event, facts()) { perform(action) }
+        undecided.append(event)
+        guard !isDeciding else { return }
+        isDeciding = true
+        defer { isDeciding = false }
+        while !undecided.isEmpty {
+            let event = undecided.removeFirst()
+            for action in machine.handle(event, facts()) { perform(action) }
+        }
+        let running = apps.values.contains { $0.model.runningScheduledTask != nil || $0.machine.isLaunching }
+        if running != scheduledWork.value.isRunning {
+            scheduledWork.update { $0 = (running, $0.starts + (running ? 1 : 0)) }
+        }
     }
 
     /// What the host's machine decides on, read now.

@@ -27,10 +27,6 @@ extension AppHost {
         decide(.tick)
     }
 
-    /// Whether an app runs its scheduled work now, or is being launched for it.
-    var isRunningScheduledWork: Bool {
-        apps.values.contains { $0.model.runningScheduledTask != nil || $0.machine.isLaunching }
-    }
 
     /// The device's sleep, as `status` says it (`nil`: the host was not asked to follow it).
     var deviceStatus: String? {
@@ -46,13 +42,16 @@ extension AppHost {
 struct HostSleepHands: SleepHands {
     weak let host: AppHost?
     /// Fixes the host's watch took, counted as they arrive.
-    let fixes: Locked<Int>
+    let fixes: ObservedState<Int>
+    /// How long a refresh waits for its work to start (a frozen app thawed, an exited one
+    /// launched and said hello): none started by then, its conditions did not hold.
+    static let workStartBound = Duration.seconds(10)
 
     init(host: AppHost) {
         self.host = host
-        let fixes = Locked(0)
+        let fixes = ObservedState(0)
         self.fixes = fixes
-        host.observeFixes { _ in fixes.withLock { $0 += 1 } }
+        host.observeFixes { _ in fixes.update { $0 += 1 } }
     }
 
     func prepareForSleep(within: Duration) async { await host?.deviceWillSleep() }
@@ -60,31 +59,25 @@ struct HostSleepHands: SleepHands {
     func resumed(asleep: Duration) async { await host?.deviceResumed() }
 
     /// A refresh: the due work runs (its app thawed or launched) and the device is held until
-    /// it ends, at most `bound` (or 10 s, when none starts: its conditions may not hold). The
-    /// monitoring check: a fix for the apps' conditions, whose events wake their apps as when
-    /// awake.
+    /// it ends, at most `bound` (or ``workStartBound``, when none starts). The monitoring check:
+    /// a fix for the apps' conditions, whose events wake their apps as when awake. Each waits
+    /// for the host's word (its scheduled work's state, a fix counted), never a polling loop.
     func runWork(_ kind: WakeKind, within bound: Duration) async -> Bool {
         guard let host else { return false }
-        let began = ContinuousClock.now
-        let deadline = began + bound
+        let deadline = ContinuousClock.now + bound
         if kind == .refresh {
+            let work = host.scheduledWork
+            let before = work.value.starts
             await host.runDueWork()
-            var started = false
-            while ContinuousClock.now < deadline, started || ContinuousClock.now < began + .seconds(10) {
-                let running = await host.isRunningScheduledWork
-                if started, !running { return true }
-                started = started || running
-                guard (try? await Task.sleep(for: .milliseconds(200))) != nil else { break }
+            guard await work.wait(until: { $0.isRunning || $0.starts > before }, timeout: min(bound, Self.workStartBound)) else {
+                return false
             }
-            return started
+            _ = await work.wait(until: { !$0.isRunning }, timeout: ContinuousClock.now.duration(to: deadline))
+            return true
         }
-        let before = fixes.read { $0 }
+        let before = fixes.value
         await host.setFixesWanted(true, by: "wake")
-        var fixed = false
-        while !fixed, ContinuousClock.now < deadline {
-            guard (try? await Task.sleep(for: .milliseconds(200))) != nil else { break }
-            fixed = fixes.read { $0 } > before
-        }
+        let fixed = await fixes.wait(until: { $0 > before }, timeout: bound)
         await host.setFixesWanted(false, by: "wake")
         return fixed
     }

@@ -179,11 +179,17 @@ public actor AppHost {
     private var isStopping = false
     /// The host's own decisions: its watch, its loop's deadline, the device's sleep, launches for due work.
     var machine: HostMachine
+    /// Inputs for the machine that came while the actions of another were done (``decide(_:)``).
+    var undecided: [HostMachine.Event] = []
+    var isDeciding = false
     var watch: HostLocationWatch?
     var arrivals: AsyncStream<HostLocationWatch.Arrival>.Continuation?
     let fixObservers = Locked<[@Sendable (Location) -> Void]>([])
     /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule).
     let foregroundApps = Locked<Set<String>>([])
+    /// Whether an app runs its scheduled work (or is being launched for it), and how many times
+    /// some began: told after every decision, for a refresh wake's hands to wait on.
+    nonisolated let scheduledWork = ObservedState<(isRunning: Bool, starts: Int)>((false, 0))
     /// The device's sleep, followed while ``run()`` runs (``Configuration/deviceSleep``).
     var sleepKeeper: DeviceSleepKeeper?
 
