@@ -33,8 +33,7 @@ extension AppHost {
             let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
             model.launch()  // in the foreground: what it was doing is not known
             let owner = ProcFS.owner(of: first).flatMap(AppUser.withID) ?? .current
-            let machine = HostedAppMachine(adopted: true, dataWakes: configuration.dataWakes, eventWakes: configuration.eventWakes)
-            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner, machine: machine)
+            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner, isAdopted: true)
             app.pid = first
             app.reason = "adopted from an earlier host: thawed, in the foreground"
             adopted.append(app)

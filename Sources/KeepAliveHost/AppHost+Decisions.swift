@@ -22,7 +22,7 @@ extension AppHost {
             let event = undecided.removeFirst()
             for action in machine.handle(event, facts()) { perform(action) }
         }
-        let running = apps.values.contains { $0.model.runningScheduledTask != nil || $0.machine.isLaunching }
+        let running = apps.values.contains { $0.model.runningScheduledTask != nil || appMachine($0)?.isLaunching == true }
         if running != scheduledWork.value.isRunning {
             scheduledWork.update { $0 = (running, $0.starts + (running ? 1 : 0)) }
         }
@@ -33,6 +33,7 @@ extension AppHost {
         let now = elapsed
         let apps = apps.values.sorted { $0.id < $1.id }.map { app in
             let model = app.model
+            let machine = appMachine(app)
             return HostMachine.App(
                 id: app.id,
                 state: model.state,
@@ -40,16 +41,17 @@ extension AppHost {
                 isExitTold: !app.isAdopted && app.exitWatch != nil,
                 hasAudioMode: model.backgroundModes.contains(.audio),
                 runsProcessingTask: model.runningScheduledTask?.kind == .processing,
-                runsScheduledWork: model.runningScheduledTask != nil || app.machine.isLaunching,
+                runsScheduledWork: model.runningScheduledTask != nil || machine?.isLaunching == true,
                 pendingTasks: model.pendingTaskRequests,
-                mayBeLaunched: app.mayBeLaunched(at: now),
-                isLaunching: app.machine.isLaunching,
+                mayBeLaunched: mayBeLaunched(app),
+                isLaunching: machine?.isLaunching == true,
                 watchesConditions: watchesConditions(of: app),
                 nextModelEvent: model.nextEventTime,
-                nextWaitingWake: app.machine.nextWaitingWake(from: now),
+                nextWaitingWake: machine?.nextWaitingWake(from: now),
                 sleepRules: DeviceSleepMachine.AppRules(
                     app: app.id, state: model.state, authorization: model.authorization, backgroundModes: model.backgroundModes
-                )
+                ),
+                facts: app.facts(at: now)
             )
         }
         return HostMachine.Facts(
@@ -73,9 +75,9 @@ extension AppHost {
             let now = elapsed
             sleepKeeper?.wake(kind, at: time.map { BootClock.now() + max(.zero, $0 - now) })
         case .sleepRules(let rules): sleepKeeper?.app(rules)
-        case .launchForDueWork(let id):
+        case .app(let id, let action):
             guard let app = apps[id] else { return }
-            handle(.scheduledWorkDue, for: app)
+            perform(action, for: app)
         }
     }
 

@@ -39,17 +39,20 @@ extension AppHost {
         handle(.model(event), for: app)
     }
 
-    /// Tells the app's machine what happened, and does what it decides; then the host's own
-    /// machine decides on what changed.
+    /// Tells the app's machine, through the host's, what happened, and does what they decide.
+    /// An app a newer launch replaced hears nothing more: its process is gone, its machine is
+    /// the new launch's.
     func handle(_ event: HostedAppMachine.Event, for app: HostedApp) {
-        perform(app.machine.handle(event, app.facts(at: elapsed)), for: app)
-        decide()
+        guard apps[app.id] === app else { return }
+        decide(.app(app.id, event, app.facts(at: elapsed)))
     }
 
-    /// Does the machine's actions, in order.
-    func perform(_ actions: [HostedAppMachine.Action], for app: HostedApp) {
-        for action in actions { perform(action, for: app) }
-    }
+    /// The app's machine, its current launch's.
+    func appMachine(_ app: HostedApp) -> HostedAppMachine? { machine.apps[app.id] }
+
+    /// Not running, and the host may launch it for its events and due tasks: it was not quit by
+    /// the user, and the host knows how (it was not adopted).
+    func mayBeLaunched(_ app: HostedApp) -> Bool { appMachine(app)?.mayBeLaunched(app.facts(at: elapsed)) ?? false }
 
     /// Does one of the machine's actions: the host's only hands on the app.
     func perform(_ action: HostedAppMachine.Action, for app: HostedApp) {
@@ -87,7 +90,8 @@ extension AppHost {
         case .reportWokenForData: emit(.wokenForData(app: app.id))
         case .reportPutOff(let cause, let after):
             emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: after))
-        case .reportDelivery, .taskBegins: break  // said by the caller, which knows the event or the request
+        case .reportDelivery(let delivery, let notice):
+            if case .locationEvent(let event, _) = notice { emit(.locationEvent(app: app.id, event, delivery)) }
         }
     }
 

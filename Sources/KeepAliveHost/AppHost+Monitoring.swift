@@ -116,7 +116,7 @@ extension AppHost {
     /// Whether the host watches `app`'s conditions now (it has some): as its machine says.
     func watchesConditions(of app: HostedApp) -> Bool {
         guard let monitor = app.monitor, !monitor.identifiers.isEmpty else { return false }
-        return app.machine.watchesConditions(app.facts(at: elapsed), authorization: app.authorization.status)
+        return appMachine(app)?.watchesConditions(app.facts(at: elapsed), authorization: app.authorization.status) ?? false
     }
 
     /// Keeps the receiver watched while `service` (a name, such as "geoclue") wants fixes.
@@ -156,15 +156,8 @@ extension AppHost {
     /// Tells the app as its machine decides: at once while it runs, after the thaw when frozen,
     /// after its hello when launched for it, later when its wake budget says so.
     private func deliver(_ event: MonitorEvent, to app: HostedApp, received: Double) {
-        let notice = HostNotice.locationEvent(event, received: received)
         app.model.advance(to: elapsed)
-        for action in app.machine.handle(.locationEvent(notice), app.facts(at: elapsed)) {
-            if case .reportDelivery(let delivery) = action {
-                emit(.locationEvent(app: app.id, event, delivery))
-            } else {
-                perform(action, for: app)
-            }
-        }
+        handle(.locationEvent(.locationEvent(event, received: received)), for: app)
     }
 
     /// Launches an app that is not running, in the background, for `reason` (`location-event`,
@@ -176,7 +169,7 @@ extension AppHost {
             do {
                 _ = try await self.start(id, spec, reason: reason, inBackground: true)
             } catch {
-                if self.apps[id] === app { self.handle(.launchFailed(waiting: app.machine.pending), for: app) }
+                self.handle(.launchFailed(waiting: self.appMachine(app)?.pending ?? []), for: app)
                 self.emit(.error("cannot launch \(id) for its \(reason): \(error.message)"))
             }
         }

@@ -50,7 +50,7 @@ extension AppHost {
             case .terminate: quit(app)
             }
             var reply = HostReply(id: nil)
-            reply.state = app.status.state
+            reply.state = app.status(appMachine(app)).state
             return reply
         case .status(let named):
             var reply = HostReply(id: nil)
@@ -58,7 +58,7 @@ extension AppHost {
             // Suspended apps are verified again as they are shown (the v1 freezer and signals
             // give no event when a process leaves): status shows what is, never what was asked.
             for app in shown where app.model.state == .suspended { checkContainment(app) }
-            reply.apps = shown.sorted { $0.id < $1.id }.map(\.status)
+            reply.apps = shown.sorted { $0.id < $1.id }.map { $0.status(appMachine($0)) }
             reply.device = deviceStatus
             return reply
         }
@@ -87,7 +87,7 @@ extension AppHost {
         var reply = HostReply(id: nil)
         reply.profile = app.model.profile
         reply.modes = app.model.backgroundModes.names
-        reply.state = app.machine.entersBackgroundOnHello ? AppState.background.rawValue : app.status.state
+        reply.state = appMachine(app)?.entersBackgroundOnHello == true ? AppState.background.rawValue : app.status(appMachine(app)).state
         spawn { self.handle(.saidHello, for: app) }  // after this reply: its background, the events it was launched for
         return reply
     }
@@ -145,8 +145,8 @@ extension AppHost {
     /// - Returns: in how many seconds it begins, when later than asked.
     private func schedule(_ request: HostCommand.ScheduleRequest, by app: HostedApp) throws(HostError) -> Double? {
         let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
-        var begin = asked
-        for case .taskBegins(let time) in app.machine.handle(.scheduled(askedFor: asked), app.facts(at: elapsed)) { begin = time }
+        let begin = appMachine(app)?.nextWake(for: .event, from: asked) ?? asked
+        handle(.scheduled(askedFor: asked), for: app)
         do {
             try app.model.submit(
                 BackgroundTaskRequest(
@@ -175,7 +175,7 @@ extension AppHost {
         let app = try await start(request.app, spec, reason: nil, inBackground: request.inBackground)
         var reply = HostReply(id: nil)
         reply.pid = app.pid
-        reply.state = app.status.state
+        reply.state = app.status(appMachine(app)).state
         return reply
     }
 
@@ -191,13 +191,11 @@ extension AppHost {
         reason: String?,
         inBackground: Bool
     ) async throws(HostError) -> HostedApp {
-        let app = try makeApp(id, spec, reason: reason, inBackground: inBackground)
+        let app = try makeApp(id, spec)
         let previous = apps.updateValue(app, forKey: id)
         membership.add(app.group)
-        if let previous {
-            app.monitor = previous.monitor
-            handle(.handedOver, for: previous)
-        }
+        app.monitor = previous?.monitor
+        decide(.launching(id, reason: reason, inBackground: inBackground, dataWakes: settings.dataWakes, eventWakes: settings.eventWakes))
         observe(app)
         serveScheduledTasks(app)
         for request in previous?.model.pendingTaskRequests ?? [] { try? app.model.submit(request) }
@@ -205,11 +203,12 @@ extension AppHost {
         do {
             try await spawn(app, spec, reason: reason)
         } catch {
-            if let previous { handle(.launchFailed(waiting: app.machine.pending), for: previous) }
             apps[id] = previous
+            decide(.launchEnded(id, started: false))
             try? app.group.remove()
             throw error
         }
+        decide(.launchEnded(id, started: true))
         restoreConditions(of: app)
         saveRecord(of: app)
         let changes = app.authorization.changes()
@@ -230,8 +229,8 @@ extension AppHost {
     }
 
     /// A new launch of app `id`: its group, its authorization, its model on the host's rules (the
-    /// graces stretched by the report allowance) and its machine, which goes on from its last.
-    private func makeApp(_ id: String, _ spec: LaunchSpec, reason: String?, inBackground: Bool) throws(HostError) -> HostedApp {
+    /// graces stretched by the report allowance).
+    private func makeApp(_ id: String, _ spec: LaunchSpec) throws(HostError) -> HostedApp {
         let group = try freezer.makeGroup(for: id)
         let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
         var profile = settings.profile
@@ -239,14 +238,7 @@ extension AppHost {
         profile.locationGrace += configuration.reportAllowance
         let model = Application(profile: profile, backgroundModes: spec.modes, authorization: authorization.status, logger: logger)
         model.advance(to: elapsed)
-        let machine = HostedAppMachine(
-            launchedFor: reason,
-            inBackground: inBackground,
-            dataWakes: settings.dataWakes,
-            eventWakes: settings.eventWakes,
-            continuing: apps[id]?.machine
-        )
-        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user, machine: machine)
+        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user)
         app.launchSpec = spec
         return app
     }

@@ -42,7 +42,7 @@ extension AppHost {
 
     /// Does the wakes put off that the budgets now allow (or that need no wake any more).
     func serveWaitingWakes() {
-        for app in apps.values where !app.machine.waitingWakes.isEmpty { handle(.tick, for: app) }
+        for app in apps.values where !(appMachine(app)?.waitingWakes.isEmpty ?? true) { handle(.tick, for: app) }
     }
 }
 

@@ -233,10 +233,19 @@ public actor AppHost {
         if let command = configuration.watchdog {
             watchdogPipe = try HostWatchdog.start(command)
         }
-        for app in adopted { apps[app.id] = app }
-        for app in Self.recordedApps(configuration, freezer: freezer, adopted: adopted, logger: logger, emit: emit) {
+        var quitByUser: Set<String> = []
+        let recorded = Self.recordedApps(
+            configuration, freezer: freezer, adopted: adopted, quitByUser: &quitByUser, logger: logger, emit: emit
+        )
+        let known = adopted.map { app in
+            (app, HostedAppMachine(
+                adopted: true, quitByUser: quitByUser.contains(app.id), dataWakes: configuration.dataWakes, eventWakes: configuration.eventWakes
+            ))
+        } + recorded.map { ($0.app, $0.machine) }
+        for (app, appMachine) in known {
             apps[app.id] = app
             membership.add(app.group)
+            _ = machine.handle(.known(app.id, appMachine), HostMachine.Facts(now: .zero, apps: []))
         }
     }
 

@@ -64,7 +64,7 @@ extension AppHost {
             modes: spec.modes.names,
             output: spec.output,
             environment: spec.environment,
-            terminated: app.machine.isQuitByUser,
+            terminated: appMachine(app)?.isQuitByUser ?? false,
             tasks: app.model.pendingTaskRequests.map { request in
                 AppLaunchRecord.ScheduledTask(
                     identifier: request.identifier,
@@ -87,19 +87,21 @@ extension AppHost {
         }
     }
 
-    /// The apps of the records an earlier host left: adopted ones get their launch back, the
+    /// The apps of the records an earlier host left, each with its machine: adopted ones get
+    /// their launch back (and `quitByUser`, those whose record says their user quit them), the
     /// others are kept as not running, to be launched for their events and due tasks.
     static func recordedApps(
         _ configuration: Configuration,
         freezer: Freezer,
         adopted: [HostedApp],
+        quitByUser: inout Set<String>,
         logger: Logger,
         emit: (Event) -> Void
-    ) -> [HostedApp] {
+    ) -> [(app: HostedApp, machine: HostedAppMachine)] {
         guard let folder = configuration.monitorFolder else { return [] }
         let (records, failures) = AppLaunchRecord.all(in: folder)
         for failure in failures { emit(.error(failure)) }
-        var found: [HostedApp] = []
+        var found: [(app: HostedApp, machine: HostedAppMachine)] = []
         for (id, record) in records.sorted(by: { $0.key < $1.key }) {
             guard let user = AppUser.withID(record.uid), let modes = BackgroundModes(parsing: record.modes.joined(separator: ",")) else {
                 emit(.error("\(id)'s launch record names uid \(record.uid) or modes \(record.modes) this machine does not know: it is not launched"))
@@ -108,7 +110,7 @@ extension AppHost {
             let spec = LaunchSpec(command: record.command, modes: modes, output: record.output, user: user, environment: record.environment)
             if let app = adopted.first(where: { $0.id == id }) {
                 app.launchSpec = spec
-                _ = app.machine.handle(.recordRead(quitByUser: record.terminated), app.facts(at: .zero))
+                if record.terminated { quitByUser.insert(id) }
                 continue
             }
             let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
@@ -124,7 +126,9 @@ extension AppHost {
                 dataWakes: configuration.dataWakes,
                 eventWakes: configuration.eventWakes
             )
-            let app = HostedApp(id: id, model: model, group: freezer.group(for: id), authorization: authorization, user: user, machine: machine)
+            let app = HostedApp(
+                id: id, model: model, group: freezer.group(for: id), authorization: authorization, user: user, isAdopted: leader != nil
+            )
             app.launchSpec = spec
             app.reason = record.terminated ? "terminated by request (before this host started)" : "not running when this host started"
             if let leader {
@@ -136,7 +140,7 @@ extension AppHost {
                 model.launch()
                 emit(.adopted(app: id, thawed: true))
             }
-            found.append(app)
+            found.append((app, machine))
         }
         return found
     }

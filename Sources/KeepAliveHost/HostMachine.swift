@@ -2,11 +2,12 @@ import KeepAliveCore
 import KeepAliveHostProtocol
 import KeepAliveSleep
 
-/// The host's own decisions, as a value: events in, actions out, on the host's clock (the time
-/// since it started), shaped like ``DeviceSleepMachine``. Each app's decisions are its
-/// ``HostedAppMachine``'s; this one decides what is the host's alone, from what every app is now
-/// (``Facts``), so that what the host wants is computed from the state, never remembered to be
-/// updated:
+/// The host's decisions, as a value: events in, actions out, on the host's clock (the time
+/// since it started), shaped like ``DeviceSleepMachine``. It owns every app's machine
+/// (``HostedAppMachine``, one per app, the current launch's): an app's event goes to its
+/// machine, and what that decides comes out as the app's actions (ask, freeze, thaw, send,
+/// launch, kill). What is the host's alone it decides from what every app is now (``Facts``),
+/// so that what the host wants is computed from the state, never remembered to be updated:
 /// - **the watch** of the receiver: open while some app's conditions are watched or another
 ///   service of the host wants fixes, closed while the device sleeps;
 /// - **the next deadline** of its loop: the models' next event, a scheduled task of an app that
@@ -47,6 +48,8 @@ struct HostMachine: Sendable {
         var nextWaitingWake: Duration?
         /// What the device's sleep is told of it.
         var sleepRules: DeviceSleepMachine.AppRules
+        /// What its own machine decides on.
+        var facts: HostedAppMachine.Facts
 
         /// Frozen or not running: its work wakes the device, it does not hold it.
         var isIdle: Bool { state == .suspended || mayBeLaunched }
@@ -75,7 +78,7 @@ struct HostMachine: Sendable {
     }
 
     /// What happened.
-    enum Event: Sendable, Equatable {
+    enum Event: Sendable {
         /// Something changed: a request, a model, a kernel event, a fix. Only what is wanted is decided.
         case changed
         /// The loop's deadline came: what is due now is done (launches for due work).
@@ -86,6 +89,19 @@ struct HostMachine: Sendable {
         case deviceWillSleep
         /// The device resumed: the watch opens again; the wakes are told afresh (a wake spent what was due).
         case deviceResumed
+        /// An app the host found as it started (adopted, or known from its launch record), with
+        /// its machine. Nothing is decided for it yet: the host does not run.
+        case known(String, HostedAppMachine)
+        /// A new launch of an app begins, for `reason` (`nil`: its user's): its machine goes on
+        /// from the last launch's (budgets, wakes put off, notices waiting), which is kept until
+        /// the launch ``launchEnded(_:started:)``.
+        case launching(String, reason: String?, inBackground: Bool, dataWakes: WakeBudget, eventWakes: WakeBudget)
+        /// The launch of an app ended: `started`, its process runs in its group; else the last
+        /// launch's machine is back, holding what the failed launch held.
+        case launchEnded(String, started: Bool)
+        /// Something happened to one app (a model's event, a kernel's word, a notice answered, a
+        /// location event, its hello...): for its machine, on `facts`.
+        case app(String, HostedAppMachine.Event, HostedAppMachine.Facts)
     }
 
     /// What the host does.
@@ -100,8 +116,8 @@ struct HostMachine: Sendable {
         case wake(WakeKind, at: Duration?)
         /// Tell the keeper an app's rules.
         case sleepRules(DeviceSleepMachine.AppRules)
-        /// Launch this app for its due scheduled work (its machine decides whether).
-        case launchForDueWork(String)
+        /// What an app's machine decided for it.
+        case app(String, HostedAppMachine.Action)
     }
 
     /// Whether the host follows the device's sleep (it has a keeper to tell).
@@ -122,6 +138,10 @@ struct HostMachine: Sendable {
     private var toldMonitoring = false
     /// What the keeper was last told of each app that runs.
     private var toldRules: [String: DeviceSleepMachine.AppRules] = [:]
+    /// Each app's machine: its current launch's.
+    private(set) var apps: [String: HostedAppMachine] = [:]
+    /// The last launch's machine of each app whose new launch is under way.
+    private var lastLaunches: [String: HostedAppMachine] = [:]
 
     init(followsSleep: Bool, monitoringInterval: Duration = WakeKind.monitoring.defaultBudget.interval) {
         self.followsSleep = followsSleep
@@ -132,6 +152,24 @@ struct HostMachine: Sendable {
     mutating func handle(_ event: Event, _ facts: Facts) -> [Action] {
         var actions: [Action] = []
         switch event {
+        case .known(let id, let machine):
+            apps[id] = machine
+            return []
+        case .launching(let id, let reason, let inBackground, let dataWakes, let eventWakes):
+            let last = apps[id]
+            if let last { lastLaunches[id] = last }
+            apps[id] = HostedAppMachine(
+                launchedFor: reason, inBackground: inBackground, dataWakes: dataWakes, eventWakes: eventWakes, continuing: last
+            )
+        case .launchEnded(let id, let started):
+            let last = lastLaunches.removeValue(forKey: id)
+            if !started, let failed = apps[id] {
+                apps[id] = last
+                if let app = facts.apps.first(where: { $0.id == id }) {
+                    actions += self.app(id, .launchFailed(waiting: failed.pending), app.facts)
+                }
+            }
+        case .app(let id, let event, let appFacts): actions += app(id, event, appFacts)
         case .changed: break
         case .tick:
             armed = nil  // the deadline came: the next one is armed, whatever it is
@@ -188,14 +226,23 @@ struct HostMachine: Sendable {
         return [.arm(next)]
     }
 
-    /// Apps not running (not quit by the user) with scheduled work due now whose conditions hold.
-    private func dueLaunches(_ facts: Facts) -> [Action] {
+    /// One app's event, for its machine; what it decides, as the app's actions.
+    private mutating func app(_ id: String, _ event: HostedAppMachine.Event, _ facts: HostedAppMachine.Facts) -> [Action] {
+        guard var machine = apps[id] else { return [] }
+        let decided = machine.handle(event, facts)
+        apps[id] = machine
+        return decided.map { .app(id, $0) }
+    }
+
+    /// Apps not running (not quit by the user) with scheduled work due now whose conditions
+    /// hold: their machines are told the work is due.
+    private mutating func dueLaunches(_ facts: Facts) -> [Action] {
         facts.apps.filter { app in
             app.mayBeLaunched && !app.isLaunching
                 && app.pendingTasks.contains {
                     ($0.earliestBeginDate ?? .zero) <= facts.now && facts.conditions.map($0.canRun(under:)) ?? true
                 }
-        }.map { .launchForDueWork($0.id) }
+        }.flatMap { app($0.id, .scheduledWorkDue, $0.facts) }
     }
 
     /// The device's sleep: the work that wakes it first, so that its alarm is armed before a

@@ -3,9 +3,9 @@ import KeepAliveCore
 import KeepAliveHostProtocol
 import KeepAliveMonitoring
 
-/// One app under the host: its model (the same ``Application`` the simulator runs), the host's
-/// decisions for it (``HostedAppMachine``), its process group, and what it reported. Confined
-/// to the ``AppHost`` actor.
+/// One app under the host: its model (the same ``Application`` the simulator runs), its process
+/// group, and what it reported. Confined to the ``AppHost`` actor; the host's decisions for it
+/// are its machine's, which the host's own (``HostMachine``) holds.
 final class HostedApp {
     let id: String
     let model: Application
@@ -29,8 +29,6 @@ final class HostedApp {
     var reportsAudio = false
     var observesAudio = false
     var reportsLocation = false
-    /// The host's decisions for it.
-    var machine: HostedAppMachine
     /// Waits for the app's answer to a notice, by notice (`will-suspend`, `background`).
     var waiters: [String: CheckedContinuation<Void, Never>] = [:]
     /// Notices answered since they were last sent.
@@ -42,7 +40,7 @@ final class HostedApp {
     /// The kernel's word that its first process ended (`nil`: looked for every housekeeping interval).
     var exitWatch: ProcessExitWatch?
     /// Found running when the host started (left by one that died): not its child.
-    var isAdopted: Bool { machine.isAdopted }
+    let isAdopted: Bool
     /// How it was launched, to launch it again for an event or a due task (`nil`: adopted).
     var launchSpec: LaunchSpec?
     /// The conditions the host watches for it, kept across its launches.
@@ -54,14 +52,14 @@ final class HostedApp {
         group: AppProcessGroup,
         authorization: LocationAuthorizationManager,
         user: AppUser,
-        machine: HostedAppMachine
+        isAdopted: Bool = false
     ) {
         self.id = id
         self.model = model
         self.group = group
         self.authorization = authorization
         self.user = user
-        self.machine = machine
+        self.isAdopted = isAdopted
     }
 
     /// What its machine decides on, read now.
@@ -76,9 +74,6 @@ final class HostedApp {
         )
     }
 
-    /// Not running, and the host may launch it for its events and due tasks: it was not quit by
-    /// the user, and the host knows how (it was not adopted).
-    func mayBeLaunched(at now: Duration) -> Bool { machine.mayBeLaunched(facts(at: now)) }
 
     /// Ends a wait for the app's answer to `notice` (it answered, or time ran out); `nil` ends every wait.
     func acknowledge(_ notice: String?) {
@@ -90,7 +85,8 @@ final class HostedApp {
         }
     }
 
-    var status: HostAppStatus {
+    /// As `status` shows it, with what its machine says of its wakes.
+    func status(_ machine: HostedAppMachine?) -> HostAppStatus {
         HostAppStatus(
             app: id,
             state: model.state == .notRunning ? "not running" : model.state.rawValue,
@@ -104,10 +100,14 @@ final class HostedApp {
             user: user.name,
             escaped: escapes.isEmpty ? nil : escapes.map(\.description),
             conditions: monitor.map { $0.identifiers.count },
-            wakes: "data \(machine.dataWakes.remaining(at: model.now)) of \(machine.dataWakes.burst), "
-                + "events \(machine.eventWakes.remaining(at: model.now)) of \(machine.eventWakes.burst)",
-            waiting: machine.waitingWakes.isEmpty ? nil : WakeCause.allCases.filter(machine.waitingWakes.contains).map { cause in
-                "\(cause.rawValue): at the next wake its budget allows, in \((machine.nextWake(for: cause, from: model.now) - model.now).secondsText)"
+            wakes: machine.map {
+                "data \($0.dataWakes.remaining(at: model.now)) of \($0.dataWakes.burst), "
+                    + "events \($0.eventWakes.remaining(at: model.now)) of \($0.eventWakes.burst)"
+            },
+            waiting: machine.flatMap { machine in
+                machine.waitingWakes.isEmpty ? nil : WakeCause.allCases.filter(machine.waitingWakes.contains).map { cause in
+                    "\(cause.rawValue): at the next wake its budget allows, in \((machine.nextWake(for: cause, from: model.now) - model.now).secondsText)"
+                }
             }
         )
     }

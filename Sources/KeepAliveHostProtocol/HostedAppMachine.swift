@@ -17,7 +17,7 @@ package import KeepAliveCore
 ///   (adopted); an exited app asked to be launched again is, once its group is gone.
 package struct HostedAppMachine: Sendable {
     /// What the host knows of the app when an event comes, read off its model and processes.
-    package struct Facts: Sendable {
+    package struct Facts: Sendable, Equatable {
         /// The host's clock.
         package var now: Duration
         /// Its model's state.
@@ -75,7 +75,7 @@ package struct HostedAppMachine: Sendable {
         /// The host stops it: no freeze or thaw decided before goes ahead.
         case hostStopping
         /// It asked for scheduled work at `asked`: a wake of its own, begun no sooner than its
-        /// event budget allows, and counted against it (``Action/taskBegins(at:)``).
+        /// event budget allows (``nextWake(for:from:)``), and counted against it.
         case scheduled(askedFor: Duration)
         /// An adopted app's launch record was read: whether its user had quit it.
         case recordRead(quitByUser: Bool)
@@ -127,10 +127,8 @@ package struct HostedAppMachine: Sendable {
         case reportWokenForData
         /// Say that a wake for `cause` waits `after`.
         case reportPutOff(WakeCause, after: Duration)
-        /// Say how a location event was delivered.
-        case reportDelivery(LocationEventDelivery)
-        /// The work it scheduled begins at this time.
-        case taskBegins(at: Duration)
+        /// Say how a location event (its notice) was delivered.
+        case reportDelivery(LocationEventDelivery, HostNotice)
     }
 
     /// Found running when the host started (left by one that died): not its child.
@@ -266,9 +264,8 @@ package struct HostedAppMachine: Sendable {
             generation += 1
             return []
         case .scheduled(let asked):
-            let begin = nextWake(for: .event, from: asked)
-            eventWakes.spend(at: begin)
-            return [.taskBegins(at: begin)]
+            eventWakes.spend(at: nextWake(for: .event, from: asked))
+            return []
         case .recordRead(let quitByUser):
             isQuitByUser = quitByUser
             return []
@@ -391,22 +388,22 @@ package struct HostedAppMachine: Sendable {
         let mustWake = !facts.isRunning || facts.state == .suspended || isUnreachable
         let now = facts.now
         if mustWake, waitingWakes.contains(.event) || nextWake(for: .event, from: now) > now {
-            return putOff(.event, facts) + [.reportDelivery(.deferred)]
+            return putOff(.event, facts) + [.reportDelivery(.deferred, notice)]
         }
         if isUnreachable {
             spend(.event, now)
             launchAgainFor = HostNotice.Kind.locationEvent.rawValue
-            return [.stopToLaunchAgain, .reportDelivery(.launched)]
+            return [.stopToLaunchAgain, .reportDelivery(.launched, notice)]
         }
         if !facts.isRunning {  // watched only when it may be launched
             spend(.event, now)
-            return launch(for: HostNotice.Kind.locationEvent.rawValue, facts) + [.reportDelivery(.launched)]
+            return launch(for: HostNotice.Kind.locationEvent.rawValue, facts) + [.reportDelivery(.launched, notice)]
         }
         guard facts.state == .background || facts.state == .suspended else {
-            return flush(facts) + [.reportDelivery(.told)]
+            return flush(facts) + [.reportDelivery(.told, notice)]
         }
         if mustWake { spend(.event, now) }
-        return [.wakeForEvent] + flush(facts) + [.reportDelivery(.woken)]
+        return [.wakeForEvent] + flush(facts) + [.reportDelivery(.woken, notice)]
     }
 
     /// Does the wakes put off that the budgets now allow (or that need no wake any more).

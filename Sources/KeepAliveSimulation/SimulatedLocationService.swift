@@ -67,7 +67,7 @@ final class SimulatedLocationService {
         for action in actions {
             switch action {
             case .wakeForEvent: app.wakeForLocationEvent()
-            case .reportDelivery(let delivery):
+            case .reportDelivery(let delivery, _):
                 deliveries.append(delivery)
                 record("location event \(delivery)")
             case .reportPutOff(_, let after): record("location event: its wake waits \(after.secondsText) for the wake budget")

@@ -1,5 +1,8 @@
+import FoundationEssentials
 import KeepAliveCore
 @testable import KeepAliveHost
+import KeepAliveHostProtocol
+import KeepAliveMonitoring
 import KeepAliveSleep
 import Testing
 
@@ -38,8 +41,21 @@ import Testing
             watchesConditions: watches,
             nextModelEvent: next,
             nextWaitingWake: waiting,
-            sleepRules: DeviceSleepMachine.AppRules(app: id, state: state, authorization: .always, backgroundModes: audio ? [.audio] : [])
+            sleepRules: DeviceSleepMachine.AppRules(app: id, state: state, authorization: .always, backgroundModes: audio ? [.audio] : []),
+            facts: HostedAppMachine.Facts(
+                now: .zero, state: state, isRunning: running ?? (state != .notRunning), isConnected: true, isFreezeRequested: false,
+                isLaunchable: launchable
+            )
         )
+    }
+
+    /// A machine that knows these apps, as a host that found them at its start.
+    static func knowing(_ ids: [String], followsSleep: Bool = false) -> Machine {
+        var machine = Machine(followsSleep: followsSleep)
+        for id in ids {
+            _ = machine.handle(.known(id, HostedAppMachine(adopted: false, dataWakes: .data, eventWakes: .events)), Self.facts([]))
+        }
+        return machine
     }
 
     static func facts(at seconds: Int = 0, _ apps: [App], conditions: SystemConditions? = nil) -> HostMachine.Facts {
@@ -125,19 +141,22 @@ import Testing
     // MARK: Launches for due work
 
     @Test func anAppThatExitedIsLaunchedForItsDueWorkOnlyAtATickAndWhenItsConditionsHold() {
-        var machine = Machine(followsSleep: false)
+        var machine = Self.knowing(["a", "b", "c"])
+        let launch = HostMachine.Action.app("a", .launch(reason: "scheduled-task"))
         let exited = Self.app("a", .notRunning, tasks: [Self.refresh(at: 5, power: true)], launchable: true)
-        #expect(!machine.handle(.changed, Self.facts(at: 10, [exited])).contains(.launchForDueWork("a")))
+        #expect(!machine.handle(.changed, Self.facts(at: 10, [exited])).contains(launch))
         let onBattery = SystemConditions(hasExternalPower: false)
-        #expect(!machine.handle(.tick, Self.facts(at: 10, [exited], conditions: onBattery)).contains(.launchForDueWork("a")))
-        #expect(machine.handle(.tick, Self.facts(at: 10, [exited], conditions: SystemConditions())).contains(.launchForDueWork("a")))
+        #expect(!machine.handle(.tick, Self.facts(at: 10, [exited], conditions: onBattery)).contains(launch))
+        #expect(machine.handle(.tick, Self.facts(at: 10, [exited], conditions: SystemConditions())).contains(launch))
+        #expect(machine.apps["a"]?.isLaunching == true, "its machine took the launch")
+        #expect(!machine.handle(.tick, Self.facts(at: 11, [exited], conditions: SystemConditions())).contains(launch), "one at a time")
         // Not yet due, quit by its user, or being launched: none.
         let early = Self.app("a", .notRunning, tasks: [Self.refresh(at: 50)], launchable: true)
         let quit = Self.app("b", .notRunning, tasks: [Self.refresh(at: 5)], launchable: false)
         var launching = Self.app("c", .notRunning, tasks: [Self.refresh(at: 5)], launchable: true)
         launching.isLaunching = true
         let actions = machine.handle(.tick, Self.facts(at: 10, [early, quit, launching], conditions: SystemConditions()))
-        #expect(!actions.contains { if case .launchForDueWork = $0 { true } else { false } })
+        #expect(!actions.contains { if case .app(_, .launch) = $0 { true } else { false } })
     }
 
     @Test func theHostReadsItsConditionsOnlyWhileWorkWaitsOrRuns() {
@@ -183,5 +202,42 @@ import Testing
         var machine = Machine(followsSleep: false)
         let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: 40)], watches: true)
         #expect(machine.handle(.changed, Self.facts([frozen])) == [.openWatch, .arm(Self.never)])
+    }
+
+    // MARK: Every app's machine
+
+    static let event = HostNotice.locationEvent(
+        MonitorEvent(identifier: "home", state: .satisfied, date: Date(timeIntervalSince1970: 0), location: Location(latitude: 52.5, longitude: 13.4)),
+        received: 1
+    )
+
+    /// An app's event goes to its own machine, and what that decides comes out as its actions,
+    /// before the host's own (the watch, the deadline).
+    @Test func anAppsEventGoesToItsMachineAndItsActionsComeOutAsItsOwn() {
+        var machine = Self.knowing(["a"])
+        let frozen = Self.app("a", .suspended)
+        let actions = machine.handle(.app("a", .model(.suspended(.nothingKeepsItAlive)), frozen.facts), Self.facts([frozen]))
+        #expect(actions == [.app("a", .askBeforeFreezing(generation: 1)), .arm(Self.never)])
+        #expect(machine.handle(.app("nobody", .saidHello, frozen.facts), Self.facts([frozen])).isEmpty, "no app, no machine")
+    }
+
+    /// A new launch goes on from the last (its budgets, its notices); one that fails gives the
+    /// last launch's machine back, holding what the failed one held.
+    @Test func aLaunchGoesOnFromTheLastAndAFailedOneGivesItBack() {
+        var machine = Self.knowing(["a"])
+        var exited = Self.app("a", .notRunning, launchable: true)
+        exited.facts.isRunning = false
+        // An event while it is not running: it is launched for it, the notice waits for its hello.
+        let first = machine.handle(.app("a", .locationEvent(Self.event), exited.facts), Self.facts([exited]))
+        #expect(first.contains(.app("a", .launch(reason: "location-event"))))
+        #expect(machine.apps["a"]?.pending == [Self.event])
+        _ = machine.handle(.launching("a", reason: "location-event", inBackground: true, dataWakes: .data, eventWakes: .events), Self.facts([exited]))
+        #expect(machine.apps["a"]?.pending == [Self.event] && machine.apps["a"]?.isLaunching == false, "a new launch, its notices kept")
+        _ = machine.handle(.launchEnded("a", started: false), Self.facts([exited]))
+        #expect(machine.apps["a"]?.isLaunching == false, "the last launch's machine, its launch over")
+        #expect(machine.apps["a"]?.pending == [Self.event], "what the failed launch held")
+        _ = machine.handle(.launching("a", reason: nil, inBackground: false, dataWakes: .data, eventWakes: .events), Self.facts([exited]))
+        _ = machine.handle(.launchEnded("a", started: true), Self.facts([exited]))
+        #expect(machine.apps["a"]?.entersBackgroundOnHello == false, "the user's launch: in the foreground")
     }
 }
