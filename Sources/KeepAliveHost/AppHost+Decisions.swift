@@ -20,16 +20,20 @@ extension AppHost {
         defer { isDeciding = false }
         while !undecided.isEmpty {
             let event = undecided.removeFirst()
-            for action in machine.handle(event, facts()) { perform(action) }
+            // The machine's conditions (the power supply, a route: files of the kernel) matter
+            // only to launches for due work, decided at a tick: not read for every request or fix.
+            let isTick = if case .tick = event { true } else { false }
+            for action in machine.handle(event, facts(readingConditions: isTick)) { perform(action) }
         }
-        let running = apps.values.contains { $0.model.runningScheduledTask != nil || appMachine($0)?.isLaunching == true }
+        let running = apps.values.contains(where: runsScheduledWork)
         if running != scheduledWork.value.isRunning {
             scheduledWork.update { $0 = (running, $0.starts + (running ? 1 : 0)) }
         }
     }
 
-    /// What the host's machine decides on, read now.
-    func facts() -> HostMachine.Facts {
+    /// What the host's machine decides on, read now; the machine's conditions too, when
+    /// `readingConditions` and some work waits on them.
+    func facts(readingConditions: Bool) -> HostMachine.Facts {
         let now = elapsed
         let apps = apps.values.sorted { $0.id < $1.id }.map { app in
             let model = app.model
@@ -41,7 +45,7 @@ extension AppHost {
                 isExitTold: !app.isAdopted && app.exitWatch != nil,
                 hasAudioMode: model.backgroundModes.contains(.audio),
                 runsProcessingTask: model.runningScheduledTask?.kind == .processing,
-                runsScheduledWork: model.runningScheduledTask != nil || machine?.isLaunching == true,
+                runsScheduledWork: runsScheduledWork(app),
                 pendingTasks: model.pendingTaskRequests,
                 mayBeLaunched: mayBeLaunched(app),
                 isLaunching: machine?.isLaunching == true,
@@ -58,8 +62,13 @@ extension AppHost {
             now: now,
             apps: apps,
             housekeepingInterval: configuration.housekeepingInterval,
-            conditions: HostMachine.needsConditions(apps) ? configuration.conditions() : nil
+            conditions: readingConditions && HostMachine.needsConditions(apps) ? configuration.conditions() : nil
         )
+    }
+
+    /// Whether the app runs its scheduled work, or is being launched for it.
+    private func runsScheduledWork(_ app: HostedApp) -> Bool {
+        app.model.runningScheduledTask != nil || appMachine(app)?.isLaunching == true
     }
 
     private func perform(_ action: HostMachine.Action) {
@@ -114,12 +123,10 @@ final class LoopTimer: @unchecked Sendable {
 
     deinit { source.cancel() }
 
-    /// Fires once, `delay` from now (at once when it has passed); never, for a delay of a
-    /// year or more (the machine's "nothing is due").
+    /// Fires once, `delay` from now (at once when it has passed; never, for the machine's
+    /// "nothing is due", past what Dispatch counts).
     func arm(after delay: Duration) {
-        guard delay < .seconds(365 * 86_400) else { return source.schedule(deadline: .distantFuture) }
-        let (seconds, attoseconds) = max(delay, .zero).components
-        source.schedule(deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)), leeway: .milliseconds(1))
+        source.schedule(deadline: .now() + max(delay, .zero).dispatchInterval, leeway: .milliseconds(1))
     }
 
     /// Fires no more.

@@ -44,10 +44,8 @@ enum KernelWait {
     /// Sleeps for `pause`, in a cancelled task too (there a task's own sleep would end at once):
     /// a Dispatch timer resumes it, no task of its own.
     private static func sleep(for pause: Duration) async {
-        let (seconds, attoseconds) = max(pause, .zero).components
-        let nanoseconds = Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { continuation.resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(pause, .zero).dispatchInterval) { continuation.resume() }
         }
     }
 }

@@ -1,4 +1,4 @@
-import Dispatch
+package import Dispatch
 
 /// The real clock: `ContinuousClock`'s time, with sleeps on Dispatch timers.
 ///
@@ -62,9 +62,9 @@ private final class SleepTimer: Sendable {
     func start(_ continuation: CheckedContinuation<Void, any Error>, after delay: Duration, leeway: Duration?) {
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(
-            deadline: .now() + Self.interval(delay),
+            deadline: .now() + delay.dispatchInterval,
             repeating: .never,
-            leeway: Self.interval(max(leeway ?? .zero, .zero))
+            leeway: max(leeway ?? .zero, .zero).dispatchInterval
         )
         timer.setEventHandler { [self] in finish(throwing: nil) }
         let started = state.withLock { state in
@@ -100,9 +100,13 @@ private final class SleepTimer: Sendable {
         if let error { continuation.resume(throwing: error) } else { continuation.resume() }
     }
 
-    /// A duration in nanoseconds, or `.never` past what Dispatch can count (about 292 years).
-    private static func interval(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
+}
+
+extension Duration {
+    /// This duration in nanoseconds for Dispatch, or `.never` past what it can count (about 292
+    /// years): what a timer after it waits.
+    package var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         let (nanoseconds, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
         return overflow || overflowAgain ? .never : .nanoseconds(Int(nanoseconds))
