@@ -66,7 +66,7 @@ extension AppHost {
         case .thaw(let generation): spawn { await self.thaw(app, generation: generation) }
         case .thawUnreported: app.group.thawNow()
         case .watchWhileFrozen(let generation): watchWhileFrozen(app, generation: generation)
-        case .enforceFreeze: spawn { await self.enforceFreeze(app) }
+        case .enforceFreeze(let generation): spawn { await self.enforceFreeze(app, generation: generation) }
         case .stopWatching:
             app.groupEvents?.stop()
             app.groupEvents = nil
@@ -265,11 +265,17 @@ extension AppHost {
         handle(.groupChanged(generation: generation), for: app)
     }
 
-    private func enforceFreeze(_ app: HostedApp) async {
+    /// Checks a frozen group the kernel says changed, for the decision `generation`: done only
+    /// while that decision holds (a thaw decided since must not be undone by this freeze: the
+    /// kernel's word that the group changed comes at every sleep and resume of the device, just
+    /// when a wake's thaw comes). Its freeze goes to the machine as any other, which undoes one
+    /// that ended after a newer decision.
+    private func enforceFreeze(_ app: HostedApp, generation: Int) async {
+        guard apps[app.id] === app, appMachine(app)?.generation == generation, app.model.state == .suspended else { return }
         guard checkContainment(app) else { return }
-        if !app.group.isFrozen, !app.group.processes().isEmpty {
-            emit(.error("\(app.id) was thawed by something other than the host while suspended: frozen again"))
-            _ = try? await app.group.freeze()
-        }
+        guard !app.group.isFrozen, !app.group.processes().isEmpty else { return }
+        emit(.error("\(app.id) was thawed by something other than the host while suspended: frozen again"))
+        guard (try? await app.group.freeze()) != nil else { return }
+        handle(.froze(generation: generation), for: app)
     }
 }

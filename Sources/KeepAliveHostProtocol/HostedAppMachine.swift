@@ -89,8 +89,9 @@ package struct HostedAppMachine: Sendable {
         /// Freeze its group (`answered`: as the notice was); then ``Event/froze(generation:)``.
         case freeze(generation: Int, answered: Bool?)
         /// Make sure every process is in its frozen group and the group frozen: one that left
-        /// gets it killed; one thawed by someone else is frozen again.
-        case enforceFreeze
+        /// gets it killed; one thawed by someone else is frozen again, unless a newer decision
+        /// came before it was done; then ``Event/froze(generation:)``.
+        case enforceFreeze(generation: Int)
         /// Thaw its group; then ``Event/thawed(generation:wasFrozen:)``.
         case thaw(generation: Int)
         /// Undo a freeze that came after it was killed, unreported.
@@ -162,6 +163,9 @@ package struct HostedAppMachine: Sendable {
     /// The decision whose freeze was last decided (under way or done): an older freeze that
     /// ends after it leaves the group frozen, as this one wants it.
     private var freezeDecided: Int?
+    /// The decision whose resume it was last told: a second thaw for it (after an older
+    /// freeze that ended late) says nothing more.
+    private var resumeTold: Int?
 
     /// A launch of its: `reason` is why the host launched it (`nil`: the user did);
     /// `previous` is its launch before, whose budgets, wakes and notices go on.
@@ -226,7 +230,7 @@ package struct HostedAppMachine: Sendable {
             guard step == generation, facts.state == .suspended else { return [] }
             return [.stopWatchingSockets] + wake(for: .data, facts)
         case .groupChanged(let step):
-            return step == generation && facts.state == .suspended ? [.enforceFreeze] : []
+            return step == generation && facts.state == .suspended ? [.enforceFreeze(generation: step)] : []
         case .escaped(let escapes):
             // As the system kills an app that breaks its rules: what escaped first (it runs), then the app.
             guard facts.state != .notRunning, !escapes.isEmpty else { return [] }
@@ -312,7 +316,9 @@ package struct HostedAppMachine: Sendable {
             if waiting.generation == generation, facts.state == .suspended { return [freeze(answered: waiting.answered)] }
         }
         guard step == generation else { return [] }
-        return (wasFrozen && facts.state != .suspended ? [.send([.didResume])] : []) + flush(facts, thawed: true)
+        guard wasFrozen, facts.state != .suspended, resumeTold != step else { return flush(facts, thawed: true) }
+        resumeTold = step
+        return [.send([.didResume])] + flush(facts, thawed: true)
     }
 
     private mutating func froze(_ step: Int, _ facts: Facts) -> [Action] {

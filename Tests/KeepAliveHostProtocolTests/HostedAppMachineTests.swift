@@ -149,9 +149,25 @@ import Testing
     @Test func aFrozenGroupThatChangedIsCheckedOnlyWhileThatFreezeHolds() {
         var machine = Self.launched()
         _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
-        #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.suspended, freezing: true)) == [.enforceFreeze])
+        #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.suspended, freezing: true)) == [.enforceFreeze(generation: 1)])
         _ = machine.handle(.model(.resumed), Self.facts(.background))
         #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.background)).isEmpty)
+    }
+
+    /// The device's resume both changes a frozen group (the kernel's own freezer passes through
+    /// it) and, at a wake alarm, resumes the app: a check of the group decided before the thaw
+    /// whose freeze ends after it must not leave the app frozen (sleep-vm's scenario 4 under load).
+    @Test func aCheckOfTheFrozenGroupThatFreezesAfterAWakesThawIsUndoneAndTheResumeToldOnce() {
+        var machine = Self.launched()
+        _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
+        _ = machine.handle(.noticeSettled(generation: 1, answered: true), Self.facts(.suspended))
+        _ = machine.handle(.froze(generation: 1), Self.facts(.suspended, freezing: true))
+        #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.suspended, freezing: true)) == [.enforceFreeze(generation: 1)])
+        #expect(machine.handle(.model(.resumed), Self.facts(.background, freezing: true)) == [.stopWatching, .endWait(.willSuspend), .thaw(generation: 2)])
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: true), Self.facts()) == [.send([.didResume])])
+        // The check's freeze, ended after the thaw: undone at once, and the app not told twice.
+        #expect(machine.handle(.froze(generation: 1), Self.facts(.background, freezing: true)) == [.thaw(generation: 2)])
+        #expect(machine.handle(.thawed(generation: 2, wasFrozen: true), Self.facts()).isEmpty)
     }
 
     @Test func anAppWithAProcessOutsideItsGroupIsKilledWhatEscapedFirst() {
