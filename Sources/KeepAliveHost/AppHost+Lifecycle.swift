@@ -266,12 +266,11 @@ extension AppHost {
     }
 
     /// Checks a frozen group the kernel says changed, for the decision `generation`: done only
-    /// while that decision holds (a thaw decided since must not be undone by this freeze: the
-    /// kernel's word that the group changed comes at every sleep and resume of the device, just
-    /// when a wake's thaw comes). Its freeze goes to the machine as any other, which undoes one
-    /// that ended after a newer decision.
+    /// while that decision holds (the check is a task of its own, which may run after a thaw
+    /// decided since, and must not undo it). Its freeze goes to the machine as any other, which
+    /// undoes one that ended after a newer decision.
     private func enforceFreeze(_ app: HostedApp, generation: Int) async {
-        guard apps[app.id] === app, appMachine(app)?.generation == generation, app.model.state == .suspended else { return }
+        guard apps[app.id] === app, appMachine(app)?.holdsFreeze(generation, app.facts(at: elapsed)) == true else { return }
         guard checkContainment(app) else { return }
         guard !app.group.isFrozen, !app.group.processes().isEmpty else { return }
         emit(.error("\(app.id) was thawed by something other than the host while suspended: frozen again"))

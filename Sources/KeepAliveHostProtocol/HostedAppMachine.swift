@@ -214,6 +214,9 @@ package struct HostedAppMachine: Sendable {
         return authorization.allowsLocation(in: facts.state)
     }
 
+    /// Whether the decision `step` still wants the app frozen: the newest, and it suspended.
+    package func holdsFreeze(_ step: Int, _ facts: Facts) -> Bool { step == generation && facts.state == .suspended }
+
     /// When the earliest wake put off falls due, if any.
     package func nextWaitingWake(from now: Duration) -> Duration? {
         waitingWakes.map { nextWake(for: $0, from: now) }.min()
@@ -230,7 +233,7 @@ package struct HostedAppMachine: Sendable {
             guard step == generation, facts.state == .suspended else { return [] }
             return [.stopWatchingSockets] + wake(for: .data, facts)
         case .groupChanged(let step):
-            return step == generation && facts.state == .suspended ? [.enforceFreeze(generation: step)] : []
+            return holdsFreeze(step, facts) ? [.enforceFreeze(generation: step)] : []
         case .escaped(let escapes):
             // As the system kills an app that breaks its rules: what escaped first (it runs), then the app.
             guard facts.state != .notRunning, !escapes.isEmpty else { return [] }

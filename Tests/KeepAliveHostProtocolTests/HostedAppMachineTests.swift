@@ -154,9 +154,8 @@ import Testing
         #expect(machine.handle(.groupChanged(generation: 1), Self.facts(.background)).isEmpty)
     }
 
-    /// The device's resume both changes a frozen group (the kernel's own freezer passes through
-    /// it) and, at a wake alarm, resumes the app: a check of the group decided before the thaw
-    /// whose freeze ends after it must not leave the app frozen (sleep-vm's scenario 4 under load).
+    /// A check of a frozen group that changed, decided before a wake's thaw, whose freeze ends
+    /// after it, must not leave the app frozen.
     @Test func aCheckOfTheFrozenGroupThatFreezesAfterAWakesThawIsUndoneAndTheResumeToldOnce() {
         var machine = Self.launched()
         _ = machine.handle(.model(.suspended(.backgroundTimeExpired)), Self.facts(.suspended))
