@@ -60,7 +60,7 @@ import IntegrationSupport
             ```
 
             ```swift
-            // Package.swift
+            // swift-tools-version: 6.1
             .package(url: "https://example.com/x", from: "1.0.0"),
             ```
 
@@ -70,7 +70,7 @@ import IntegrationSupport
             """
         let marks = ArticleSnippets.markedBlocks(in: "<!-- fragment: part of a program -->\n```swift\nx()\n```\n\n```swift\ny()\n```\n")
         #expect(marks.map(\.mark) == [.fragment("part of a program"), nil])
-        #expect(ArticleSnippets.manifests(in: markdown) == [[".package(url: \"https://example.com/x\", from: \"1.0.0\"),"]])
+        #expect(ArticleSnippets.manifests(in: markdown) == [["// swift-tools-version: 6.1", ".package(url: \"https://example.com/x\", from: \"1.0.0\"),"]])
         let tested = ArticleSnippets.source(of: "Example", markdown: "<!-- test: itRuns -->\n```swift\nprint(1)\n```\n")
         #expect(tested.contains("import Testing"))
         #expect(tested.contains("@Test(.timeLimit(.minutes(5))) @MainActor func itRuns() async throws {\n    try await exampleSnippet1()\n}"))

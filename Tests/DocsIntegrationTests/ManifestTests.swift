@@ -6,11 +6,20 @@ import IntegrationSupport
 /// describe` compiles every dependency's manifest, a burst of CPU the timed suites do without).
 @Suite struct ManifestTests {
     /// The manifest of "Getting started", as printed, resolves for a tracker beside a clone named
-    /// as the article says (a link to this repository here): `swift package describe` loads the
-    /// whole graph, products and their packages' identities included, without building it.
+    /// as the article says (a link to this repository here), and for one beside a clone named
+    /// otherwise with only its `path:` changed, as the article says: `swift package describe`
+    /// loads the whole graph, products and their packages' names included, without building it.
     @Test(.timeLimit(.minutes(5))) func theManifestResolvesAsPrinted() async throws {
         let manifests = ArticleSnippets.manifests(in: try ArticleSnippets.markdown(of: "GettingStarted"))
-        let manifest = try #require(manifests.first, "Getting started prints a manifest")
+        let printed = try #require(manifests.first, "Getting started prints a manifest").joined(separator: "\n") + "\n"
+        #expect(printed.hasPrefix("// swift-tools-version: 6.1\n"), "a manifest's first line is its tools version")
+        try await resolve(printed, besideAClone: "LocationKeepAlive")
+        let path = #"path: "../LocationKeepAlive")"#
+        #expect(printed.contains(path), "the printed manifest depends on ../LocationKeepAlive")
+        try await resolve(printed.replacingOccurrences(of: path, with: #"path: "../location-keep-alive")"#), besideAClone: "location-keep-alive")
+    }
+
+    private func resolve(_ manifest: String, besideAClone clone: String) async throws {
         let root = ArticleSnippets.readme.deletingLastPathComponent()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -18,9 +27,8 @@ import IntegrationSupport
         for path in ["Sources/Tracker", "Tests/TrackerTests"] {
             try FileManager.default.createDirectory(at: tracker.appendingPathComponent(path), withIntermediateDirectories: true)
         }
-        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("LocationKeepAlive"), withDestinationURL: root)
-        try ("// swift-tools-version: 6.1\n" + manifest.joined(separator: "\n") + "\n")
-            .write(to: tracker.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent(clone), withDestinationURL: root)
+        try manifest.write(to: tracker.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
         try "print(1)\n".write(to: tracker.appendingPathComponent("Sources/Tracker/main.swift"), atomically: true, encoding: .utf8)
         try "import Testing\n".write(to: tracker.appendingPathComponent("Tests/TrackerTests/Tests.swift"), atomically: true, encoding: .utf8)
 
@@ -38,7 +46,7 @@ import IntegrationSupport
         // every test's tasks share (waitUntilExit deadlocked both here: PLATFORM-NOTES.md).
         try #require(await describe.ended(within: .seconds(900)), "swift package describe did not end within 15 minutes")
         let text = try String(contentsOf: printed, encoding: .utf8)
-        #expect(describe.terminationStatus == 0, "the manifest as printed: \(text.suffix(2_000))")
+        #expect(describe.terminationStatus == 0, "the manifest as printed, beside \(clone): \(text.suffix(2_000))")
         #expect(text.contains("\"name\" : \"Tracker\""), "swift package describe printed the tracker's package")
     }
 }

@@ -7,8 +7,8 @@ import Testing
 ///
 /// Each ```` ```swift ```` block becomes a `@MainActor` function of its own (top-level code in a
 /// program is main-actor code too), its `import` lines gathered at the top of the article's
-/// file. A block whose first line is `// Package.swift` is a manifest and is resolved as printed
-/// instead. Every other block is run as a test (after `<!-- test: NAME -->`) or marked a fragment
+/// file. A block whose first line is `// swift-tools-version:` is a manifest and is resolved as
+/// printed instead. Every other block is run as a test (after `<!-- test: NAME -->`) or marked a fragment
 /// (`<!-- fragment: WHY -->`): ``ArticleSnippetTests/everySwiftBlockIsRunOrMarkedAFragment()``.
 package enum ArticleSnippets {
     /// The articles' folder.
@@ -61,15 +61,20 @@ package enum ArticleSnippets {
         }
     }
 
-    /// Each Swift block with its mark, if any (a manifest, `// Package.swift` on its first line,
-    /// is not among them: see ``manifests(in:)``).
+    /// Each Swift block with its mark, if any (a manifest, `// swift-tools-version:` on its first
+    /// line, is not among them: see ``manifests(in:)``).
     package static func markedBlocks(in markdown: String) -> [(lines: [String], mark: Mark?)] {
-        allBlocks(in: markdown).filter { $0.lines.first?.hasPrefix("// Package.swift") != true }
+        allBlocks(in: markdown).filter { !isManifest($0.lines) }
     }
 
-    /// The manifests among the Swift blocks, their first line (`// Package.swift ...`) left out.
+    /// The manifests among the Swift blocks, whole: a `Package.swift` as printed.
     package static func manifests(in markdown: String) -> [[String]] {
-        allBlocks(in: markdown).map(\.lines).filter { $0.first?.hasPrefix("// Package.swift") == true }.map { Array($0.dropFirst()) }
+        allBlocks(in: markdown).map(\.lines).filter(isManifest)
+    }
+
+    /// A manifest starts with SwiftPM's tools version, as a `Package.swift` must.
+    private static func isManifest(_ lines: [String]) -> Bool {
+        lines.first?.hasPrefix("// swift-tools-version:") == true
     }
 
     private static func allBlocks(in markdown: String) -> [(lines: [String], mark: Mark?)] {

@@ -52,4 +52,36 @@ struct ReceiverClockTests {
         #expect(year(replayed.timestamp) == 2017 && year(live.timestamp) == 2017, "the log's own times")
         #expect(Date().timeIntervalSince(live.timestamp!) > 365 * 86_400, "years old by the wall clock, which measures nothing here")
     }
+
+    /// gpsd fed the quick start's old log answers a cold one-shot with `maximumAge` from its
+    /// current fix at once (`?POLL`), as the replay answers from the moment it plays: gpsd's
+    /// clock, years from the log's, no longer turns that fix down. Proven by the fix itself: with
+    /// an epoch every 7 s (a sentence every 0.5 s), the one-shot's fix is the one a watcher
+    /// already had when it asked, not the next epoch's (which an answer that waited would be).
+    @Test func gpsdsCurrentFixOfAnOldLogAnswersAColdOneShotAtOnce() async throws {
+        let log = NMEAFixture("ublox-8.log").url
+        let port = try await Tools.freePort()
+        try await withGPSFake(log: log, port: port, cycle: 0.5) {
+            try await waitUntilGPSDAccepts(port: port)
+            let watcher = LocationManager(source: GPSDSource(port: port))
+            var attempts: [String] = []
+            for try await case .location(let seen) in watcher.updates(LocationFilter(desiredAccuracy: 50)) {
+                guard let current = seen.timestamp else { continue }
+                let asked = ContinuousClock.now
+                let fix = try await LocationManager(source: GPSDSource(port: port))
+                    .requestLocation(desiredAccuracy: 50, maximumAge: .seconds(10), timeout: Tools.patience)
+                let took = asked.duration(to: .now)
+                let newest = watcher.location?.timestamp
+                if fix.timestamp == current {
+                    print("a cold one-shot on gpsd fed ublox-8.log answered in \(took) with the current fix")
+                    return
+                }
+                // An epoch came while it asked: the current fix changed under it; ask again.
+                attempts.append("asked at \(current), answered \(fix.timestamp.map { "\($0)" } ?? "no time") in \(took), newest \(newest.map { "\($0)" } ?? "none")")
+                #expect(newest != current, "the one-shot waited for the next epoch instead of taking gpsd's current fix: \(attempts)")
+                if attempts.count == 3 || newest == current { break }
+            }
+            Issue.record("no one-shot answered with gpsd's current fix: \(attempts)")
+        }
+    }
 }

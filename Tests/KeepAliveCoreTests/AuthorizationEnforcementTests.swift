@@ -58,6 +58,23 @@ import Testing
         #expect(source.sessionsStarted == 0, "gpsd is never even asked")
     }
 
+    /// A program that needs always, on a file that says denied: the request returns denied (no
+    /// prompt, as CoreLocation), and the refusal says how to allow always, not when in use.
+    @Test func aDenialAfterAnAlwaysRequestSaysHowToAllowAlways() async throws {
+        let authorization = try authorization(.denied)
+        #expect(try await authorization.requestAlwaysAuthorization() == .denied)
+        #expect(authorization.snapshot.requestedAlways)
+        let manager = LocationManager(source: source, authorization: authorization)
+        let (_, error) = await drain(manager.updates())
+        let message = try #require(error as? LocationError).message
+        #expect(message.contains("setStatus(.always)") && message.contains("keepalive auth set always --app tracker"), "\(message)")
+        #expect(!message.contains("whenInUse"), "\(message)")
+        // Without an always request, the refusal names when in use, the least that gives fixes.
+        let other = LocationManager(source: source, authorization: try self.authorization(.denied))
+        let (_, plain) = await drain(other.updates())
+        #expect(try #require(plain as? LocationError).message.contains("keepalive auth set when-in-use --app tracker"))
+    }
+
     @Test func servicesOffSystemWideFailsEvenWithAlways() async throws {
         try #"{"version":1,"locationServicesEnabled":false,"restrictedApplications":[]}"#.write(
             to: policy,

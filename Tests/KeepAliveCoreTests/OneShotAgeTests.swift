@@ -57,7 +57,26 @@ import Testing
         let now = self.now
         let manager = LocationManager(source: source, clock: clock, wallClock: { now })
         let error = try await failure(of: manager, desiredAccuracy: 5, maximumAge: nil, sending: (1, 18.6, now))
-        #expect(error.message.hasSuffix("turned down: ±18.6 m is worse than the 5 m asked for)"))
+        #expect(
+            error.message.hasSuffix(
+                "turned down: ±18.6 m is worse than the 5 m asked for; to take fixes like it, pass a desiredAccuracy of 19 m "
+                    + "or more, or LocationFilter.bestAccuracy for whatever the receiver gives)"
+            )
+        )
+    }
+
+    /// A maximum age of 0 would turn every fix down (each is a little old when judged), so a
+    /// one-shot waits out its timeout and a stream says nothing: refused at once, saying what to pass.
+    @Test func aMaximumAgeOfZeroIsRefusedWithWhatToPass() async throws {
+        let manager = LocationManager(source: source, clock: clock)
+        let error = try await #require(throws: LocationError.self) {
+            try await manager.requestLocation(maximumAge: .zero, timeout: .seconds(2))
+        }
+        #expect(error.code == .invalidOptions)
+        #expect(error.message.contains("leave maximumAge out") && error.message.contains(".seconds(1)"), "\(error.message)")
+        #expect(throws: LocationError.self) { try LocationFilter(maximumAge: .zero).validate() }
+        try LocationFilter(maximumAge: .milliseconds(1)).validate()
+        #expect(source.sessionsStarted == 0, "refused before any session started")
     }
 
     @Test func aOneShotWithAMaximumAgeIsAnsweredByAReplayOfAnOldLog() async throws {

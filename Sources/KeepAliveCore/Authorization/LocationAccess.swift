@@ -42,9 +42,12 @@ public enum LocationAccess: Sendable, Hashable {
             case .notDetermined:
                 message += "; ask with its LocationAuthorizationManager's requestWhenInUseAuthorization() "
                     + "(or requestAlwaysAuthorization(); from a shell: keepalive auth request when-in-use)"
+            case .denied where snapshot.requestedAlways:
+                message += "; the user can allow always with setStatus(.always) on its LocationAuthorizationManager "
+                    + "(from a shell: keepalive auth set always --app \(snapshot.application))"
             case .denied:
                 message += "; the user can allow it with setStatus(.whenInUse) on its LocationAuthorizationManager "
-                    + "(from a shell: keepalive auth set when-in-use)"
+                    + "(from a shell: keepalive auth set when-in-use --app \(snapshot.application))"
             default: message += "; the system policy restricts it"
             }
             return .denied(LocationError(.notAuthorized, message))

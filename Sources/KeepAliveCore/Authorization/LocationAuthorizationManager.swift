@@ -37,6 +37,8 @@ public final class LocationAuthorizationManager: Sendable {
         /// put the older record back (``reload()`` drops it; the rename's own event re-reads).
         var commitsInFlight = 0
         var commitsEnded = 0
+        /// Whether the app asked this manager for always: a denial then says how to allow always.
+        var requestedAlways = false
     }
 
     /// The authorization of one application.
@@ -117,6 +119,10 @@ public final class LocationAuthorizationManager: Sendable {
     }
 
     /// Asks for always access: prompts from not determined, and once from when in use (the upgrade).
+    ///
+    /// Once the user decided (denied, or when in use after the upgrade was asked), it returns
+    /// that status without a prompt, as CoreLocation does, and logs a warning with how to allow
+    /// always; a refusal of fixes then says the same (``AuthorizationSnapshot/requestedAlways``).
     @discardableResult
     public func requestAlwaysAuthorization() async throws(AuthorizationError) -> LocationAuthorization {
         try await request(.always)
@@ -126,11 +132,23 @@ public final class LocationAuthorizationManager: Sendable {
         _ request: AuthorizationRules.Request
     ) async throws(AuthorizationError) -> LocationAuthorization {
         reload()
-        let (record, problem, policy) = state.withLock { ($0.record, $0.problem, $0.policy) }
+        let (record, problem, policy) = state.withLock { state in
+            if request == .always { state.requestedAlways = true }
+            return (state.record, state.problem, state.policy)
+        }
         if let problem { throw problem }
         if policy.restrictedApplications.contains(application) { return .restricted }
         guard let question = AuthorizationRules.question(for: request, record: record) else {
-            logger.debug("authorization request changes nothing", metadata: ["status": "\(record.status)"])
+            if record.status == .denied || (request == .always && record.status == .whenInUse) {
+                // As CoreLocation, no prompt once decided; but said, with what would allow it.
+                let wanted: LocationAuthorization = request == .always ? .always : .whenInUse
+                let how = Self.howToAllow(wanted, application: application, file: file)
+                logger.warning(
+                    "location stays \(record.status) for \(application): the user decided it, and a request does not ask again; to allow \(wanted): \(how)"
+                )
+            } else {
+                logger.debug("authorization request changes nothing", metadata: ["status": "\(record.status)"])
+            }
             return status
         }
         guard let answer = await prompt.ask(question, application: application) else {
@@ -145,6 +163,13 @@ public final class LocationAuthorizationManager: Sendable {
         updated.updated = Date()
         try commit(updated)
         return status
+    }
+
+    /// What allows `status` once the user decided otherwise: in words, for messages.
+    static func howToAllow(_ status: LocationAuthorization, application: String, file: AuthorizationFile) -> String {
+        let (call, word) = status == .always ? ("always", "always") : ("whenInUse", "when-in-use")
+        return "setStatus(.\(call)) on its LocationAuthorizationManager (from a shell: keepalive auth set \(word) "
+            + "--app \(application)), or remove \(file.url.path) to be asked again"
     }
 
     // MARK: Settings (the user, or the CLI)
@@ -311,6 +336,9 @@ public struct AuthorizationSnapshot: Sendable, Hashable {
     public var alwaysPromptShown: Bool
     /// A damaged file or policy, if any: the status reads as not determined (or services off) meanwhile.
     public var problem: AuthorizationError?
+    /// Whether the app asked its manager for always (``LocationAuthorizationManager/requestAlwaysAuthorization()``):
+    /// a denial then says how to allow always, not when in use.
+    public var requestedAlways: Bool = false
 
     /// Whether fixes may be delivered at all.
     public var allowsLocation: Bool { locationServicesEnabled && status.allowsLocation }
@@ -325,7 +353,8 @@ extension LocationAuthorizationManager.State {
             locationServicesEnabled: policy.locationServicesEnabled,
             isTemporary: record.isTemporary,
             alwaysPromptShown: record.alwaysPromptShown,
-            problem: problem ?? policyProblem
+            problem: problem ?? policyProblem,
+            requestedAlways: requestedAlways
         )
     }
 }

@@ -55,7 +55,8 @@ public struct LocationFilter: Sendable, Hashable {
     public static let everything = LocationFilter(rejectsDuplicates: false)
 
     /// Throws ``LocationError/Code/invalidOptions`` for negative (other than CoreLocation's
-    /// constants) or non-finite values.
+    /// constants) or non-finite values, and for a maximum age of 0 (no fix is that new), each
+    /// saying what to pass instead.
     public func validate() throws(LocationError) {
         if let desiredAccuracy, !(desiredAccuracy > 0 && desiredAccuracy.isFinite),
             desiredAccuracy != Self.bestAccuracy, desiredAccuracy != Self.bestAccuracyForNavigation
@@ -72,6 +73,14 @@ public struct LocationFilter: Sendable, Hashable {
         }
         if let maximumAge, maximumAge < .zero {
             throw .invalidOptions("maximum age must not be negative, not \(maximumAge.secondsText)")
+        }
+        if maximumAge == .zero {
+            // Every fix is some microseconds old when judged: a limit of 0 lets none through.
+            throw .invalidOptions(
+                "a maximum age of 0 s lets no fix through (each is a little old by the time it is judged): leave "
+                    + "maximumAge out for a fix that comes after the request (a one-shot without one never answers "
+                    + "from the cache), or pass at least a receiver's cycle, such as .seconds(1)"
+            )
         }
     }
 
@@ -97,7 +106,9 @@ public struct LocationFilter: Sendable, Hashable {
                 return "its accuracy is unknown, and the request asks for \(desiredAccuracy.significant(3)) m or better"
             }
             if accuracy > desiredAccuracy {
-                return "±\(accuracy.fixed(1)) m is worse than the \(desiredAccuracy.significant(3)) m asked for"
+                return "±\(accuracy.fixed(1)) m is worse than the \(desiredAccuracy.significant(3)) m asked for; "
+                    + "to take fixes like it, pass a desiredAccuracy of \(Int(accuracy.rounded(.up))) m or more, "
+                    + "or LocationFilter.bestAccuracy for whatever the receiver gives"
             }
         }
         if let maximumAge {

@@ -28,8 +28,15 @@ public protocol LocationSource: Sendable {
     /// answer a `maximumAge` alike; a system clock that is wrong (a board without a real-time
     /// clock) makes no fresh fix look old.
     ///
-    /// `nil` (the default, and gpsd's before its first fix with a time) measures ages against
-    /// the manager's `wallClock`, and a one-shot that fails for age says which clock measured it.
+    /// gpsd's current fix (its answer to `?POLL`) is aged on the same clock. Before the source has
+    /// seen a fix there is no receiver's clock yet: gpsd's own clock then says how long ago gpsd
+    /// got the fix where it agrees with the receiver's (a receiver gone quiet leaves its last fix
+    /// in gpsd, never delivered as new), and where the two are more than a day apart (an old log,
+    /// a clock never set) the fix is taken as current, as the receiver's next report would be.
+    ///
+    /// `nil` (the default, for a source with no clock of its own, and gpsd's before its first
+    /// fix with a time, when it has no fix to age) measures ages against the manager's
+    /// `wallClock`, and a one-shot that fails for age says which clock measured it.
     var currentDate: Date? { get }
 
     /// Whether the source is a receiver that rests while nobody watches it (gpsd closes the

@@ -18,7 +18,7 @@ import Testing
 
     // One-shot: shares the running watch if there is one; fails with the best fix seen at the
     // timeout, and the rule that turned it down. From cold, gpsd's current fix comes at once
-    // (`?POLL`, used only when at most 2 s old).
+    // (`?POLL`, used only when at most 2 s old on the receiver's clock, as every fix is aged).
     let here = try await manager.requestLocation(desiredAccuracy: 50, maximumAge: .seconds(10), timeout: .seconds(15))
     print(here.latitude, here.longitude)
 

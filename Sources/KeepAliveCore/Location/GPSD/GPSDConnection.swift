@@ -155,7 +155,7 @@ final class GPSDConnection: @unchecked Sendable {
         case .poll:
             let length = strnlen(message, Self.messageCapacity)
             let json = UnsafeRawBufferPointer(start: message, count: length)
-            return GPSDPollReply.report(from: json, satellitesUsed: satellitesUsed).map(GPSDMessage.polled) ?? .other
+            return GPSDPollReply.report(from: json, satellitesUsed: satellitesUsed).map { GPSDMessage.polled($0.report, gpsdAge: $0.gpsdAge) } ?? .other
         case .devices, .other:
             return .other
         case .malformed:
@@ -202,8 +202,9 @@ final class GPSDConnection: @unchecked Sendable {
 /// What one gpsd message meant to us.
 enum GPSDMessage: Sendable {
     case report(FixReport)
-    /// gpsd's current fix, in answer to `?POLL;`.
-    case polled(FixReport)
+    /// gpsd's last fix, in answer to `?POLL;`, and how old gpsd's clock says it is: the source
+    /// judges whether it is current (``GPSDPollReply/isCurrent(fixTime:gpsdAge:receiverNow:)``).
+    case polled(FixReport, gpsdAge: Double)
     case version(String)
     case device(String)
     case watching

@@ -173,12 +173,18 @@ public struct GPSDSource: LocationSource {
         of connection: Connection,
         to handler: @Sendable (SourceEvent) -> Void
     ) {
+        var message = message
+        if case .polled(let report, let gpsdAge) = message, let fixTime = report.time,
+            !GPSDPollReply.isCurrent(fixTime: fixTime, gpsdAge: gpsdAge, receiverNow: receiverClock.date(at: time.now()))
+        {
+            message = .other  // a receiver gone quiet: its last fix is not new
+        }
         var version = ""
         var isRepeat = false
         connection.update { state in
             // A POLL answer and the stream can carry the same fix: deliver it once.
             switch message {
-            case .polled(let report):
+            case .polled(let report, _):
                 let time = report.time.map(milliseconds)
                 isRepeat = time.map { time in state.lastReportTime.map { time <= $0 } ?? false } ?? true
                 state.polledTime = time
@@ -190,7 +196,7 @@ public struct GPSDSource: LocationSource {
             if !isRepeat, case .report(let report) = message, let time = report.time {
                 state.lastReportTime = milliseconds(time)
             }
-            if !isRepeat, case .polled(let report) = message, let time = report.time {
+            if !isRepeat, case .polled(let report, _) = message, let time = report.time {
                 state.lastReportTime = milliseconds(time)
             }
             state.lastMessage = time.now()
@@ -205,7 +211,7 @@ public struct GPSDSource: LocationSource {
             version = state.version
         }
         switch message {
-        case .report(let report), .polled(let report):
+        case .report(let report), .polled(let report, _):
             guard !isRepeat else { break }
             if let fixTime = report.time { receiverClock.note(fixTime, at: time.now()) }
             handler(.report(report))
