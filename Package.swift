@@ -98,6 +98,8 @@ let package = Package(
                 "CProcessMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                // SIGINT and SIGTERM trapped for a clean stop (InterruptSignals): a few hundred lines over Dispatch.
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -244,6 +246,13 @@ let package = Package(
             dependencies: ["LocationKeepAlive"],
             path: "Benchmarks/keepalive-bench"
         ),
+        // The articles' complete programs, as printed, each a process of its own for the docs'
+        // tests (signals, gpsd and a broker on their usual ports): `article-programs NAME`.
+        .executableTarget(
+            name: "article-programs",
+            dependencies: ["LocationKeepAlive"],
+            path: "Tests/ArticlePrograms"
+        ),
         // Unit tests, a target per module they test, linking only it (and its mocks).
         .testTarget(
             name: "KeepAliveCoreTests",
@@ -355,7 +364,7 @@ let package = Package(
             name: "NetworkCutTests",
             dependencies: integrationDependencies
         ),
-        // The docs' manifest resolved as printed (the docs step).
+        // The docs' manifest resolved as printed, and the articles' programs run as printed (the docs step).
         .testTarget(
             name: "DocsIntegrationTests",
             dependencies: ["IntegrationSupport"]
@@ -381,7 +390,7 @@ for target in package.targets where target.type != .system {
 if Context.environment["KEEPALIVE_TSAN_BUILD"] == "1" {
     let unsanitized: Set = [
         "KeepAliveGeoClueTests", "KeepAliveSimulationTests", "KeepAliveMonitoringTests", "FuzzRegressionTests", "ArticleSnippetTests",
-        "DocsIntegrationTests", "keepalive-bench",
+        "DocsIntegrationTests", "keepalive-bench", "article-programs",
     ]
     package.targets.removeAll { unsanitized.contains($0.name) }
 }

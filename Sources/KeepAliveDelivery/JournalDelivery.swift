@@ -11,6 +11,7 @@ public final class JournalDelivery: PausableWork {
     /// One deliverer a destination.
     public let deliverers: [Deliverer]
     let network: SystemConditionsProbe?
+    let logger: Logger
 
     /// Registers each destination in the journal (new settings keep the queue) and prepares
     /// its deliverer. `role` names this process in leases and MQTT client ids. Given the
@@ -27,6 +28,7 @@ public final class JournalDelivery: PausableWork {
         events: @escaping @Sendable (DeliveryEvent) -> Void = { _ in }
     ) throws(JournalError) {
         self.journal = journal
+        self.logger = logger
         network = watchesNetwork ? SystemConditionsProbe() : nil
         let owner = Deliverer.processOwner(role: role)
         writer?.renewLeases(of: owner, for: policy.leaseDuration)
@@ -47,6 +49,15 @@ public final class JournalDelivery: PausableWork {
             )
         }
         self.deliverers = deliverers
+    }
+
+    /// Delivers `journal` through `deliverers` made elsewhere (a test's, with scripted
+    /// transports), watching no network.
+    package init(journal: FixJournal, deliverers: [Deliverer], logger: Logger = Logger(label: "LocationKeepAlive.delivery")) {
+        self.journal = journal
+        self.deliverers = deliverers
+        self.logger = logger
+        network = nil
     }
 
     /// Runs every deliverer until the task is cancelled.

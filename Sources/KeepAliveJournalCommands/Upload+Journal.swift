@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import KeepAliveCommands
+import KeepAliveCore
 import KeepAliveDelivery
 import KeepAliveJournal
 import Logging

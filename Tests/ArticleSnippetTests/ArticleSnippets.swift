@@ -19,6 +19,14 @@ import IntegrationSupport
                 Issue.record("\(article).md's snippets changed since Generated/\(article).swift was written: run \(fix)")
             }
         }
+        let programs = ArticleSnippets.programsSource(of: try articles.map { ($0, try ArticleSnippets.markdown(of: $0)) })
+        if (try? String(contentsOf: ArticleSnippets.programsFile, encoding: .utf8)) != programs {
+            if update {
+                try programs.write(to: ArticleSnippets.programsFile, atomically: true, encoding: .utf8)
+            } else {
+                Issue.record("the articles' programs changed since ArticlePrograms/Programs.swift was written: run scripts/update-snippets")
+            }
+        }
         let stale = try FileManager.default.contentsOfDirectory(atPath: ArticleSnippets.generated.path)
             .filter { !articles.contains(String($0.dropLast(".swift".count))) }
         for file in stale {
@@ -38,11 +46,11 @@ import IntegrationSupport
             for (index, (lines, mark)) in ArticleSnippets.markedBlocks(in: try ArticleSnippets.markdown(of: article)).enumerated() {
                 let first = lines.first { !$0.isEmpty && !$0.hasPrefix("import ") } ?? ""
                 switch mark {
-                case .test: tests += 1
+                case .test, .program: tests += 1
                 case .fragment(let why):
                     #expect(why.count >= 10, "\(article).md, Swift block \(index + 1): a fragment says why it is not run")
                 case nil:
-                    let fix = "put <!-- test: NAME --> or <!-- fragment: WHY --> on the line before it, then run scripts/update-snippets"
+                    let fix = "put <!-- test: NAME -->, <!-- program: NAME --> or <!-- fragment: WHY --> on the line before it, then run scripts/update-snippets"
                     Issue.record("\(article).md, Swift block \(index + 1) (\(first)) is neither run nor marked: \(fix)")
                 }
             }
@@ -78,6 +86,12 @@ import IntegrationSupport
         #expect(source.contains("\nimport LocationKeepAlive\n"))
         #expect(source.contains("@MainActor func exampleSnippet1() async throws {\n    let manager = LocationManager(source: GPSDSource())\n}"))
         #expect(!source.contains(".package(") && !source.contains("keepalive watch") && !source.contains("Snippet2"))
+        let program = "<!-- program: a-tracker -->\n```swift\nimport LocationKeepAlive\n\nprint(2)\n```\n"
+        #expect(!ArticleSnippets.source(of: "Example", markdown: program).contains("print(2)"), "a program is compiled once, as a program")
+        let programs = ArticleSnippets.programsSource(of: [("Example", program)])
+        #expect(programs.contains("import LocationKeepAlive\n"))
+        #expect(programs.contains("@MainActor func aTracker() async throws {\n    print(2)\n}"))
+        #expect(programs.contains("    \"a-tracker\": aTracker,"))
     }
 }
 

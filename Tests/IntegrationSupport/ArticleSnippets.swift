@@ -42,23 +42,76 @@ package enum ArticleSnippets {
 
     /// What the HTML comment on the line before a Swift block says of it (DocC shows nothing of
     /// it): `<!-- test: NAME -->`, the block is also run as the test `NAME` in the test command;
-    /// `<!-- fragment: WHY -->`, it is only compiled, and `WHY` says why the tests do not run it
-    /// (a part of a program, or one that runs until stopped on the reader's own receiver).
+    /// `<!-- program: NAME -->`, it is also the program `NAME` of `article-programs` (a process
+    /// of its own, run by a docs test in the setting it needs: signals, gpsd and a broker on
+    /// their usual ports); `<!-- fragment: WHY -->`, it is only compiled, and `WHY` says why the
+    /// tests do not run it (a part of a program, or one that runs on the reader's own receiver).
     package enum Mark: Equatable {
         case test(String)
+        case program(String)
         case fragment(String)
 
         package init?(comment: String) {
             guard comment.hasPrefix("<!-- "), comment.hasSuffix(" -->") else { return nil }
             let text = comment.dropFirst("<!-- ".count).dropLast(" -->".count)
-            if text.hasPrefix("test: ") {
-                self = .test(String(text.dropFirst("test: ".count)))
-            } else if text.hasPrefix("fragment: ") {
-                self = .fragment(String(text.dropFirst("fragment: ".count)))
-            } else {
-                return nil
+            for (label, mark) in [("test: ", Mark.test), ("program: ", Mark.program), ("fragment: ", Mark.fragment)]
+            where text.hasPrefix(label) {
+                self = mark(String(text.dropFirst(label.count)))
+                return
+            }
+            return nil
+        }
+    }
+
+    /// Where the articles' programs are compiled: the `article-programs` tool's sources.
+    package static let programsFile = generated.deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("ArticlePrograms/Programs.swift")
+
+    /// The Swift file that compiles every block marked `<!-- program: NAME -->`, each as a
+    /// main-actor function, and names them for `article-programs NAME`.
+    package static func programsSource(of articles: [(name: String, markdown: String)]) -> String {
+        var imports: [String] = []
+        var functions: [String] = []
+        var table: [String] = []
+        for (article, markdown) in articles {
+            for (block, mark) in markedBlocks(in: markdown) {
+                guard case .program(let name) = mark else { continue }
+                let (blockImports, body) = split(block)
+                for line in blockImports where !imports.contains(line) { imports.append(line) }
+                let function = name.split(separator: "-").enumerated()
+                    .map { $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst() }.joined()
+                functions.append("/// \(article).md\n@MainActor func \(function)() async throws {\n\(body)\n}\n")
+                table.append("    \"\(name)\": \(function),")
             }
         }
+        return """
+            // The articles' complete programs (`<!-- program: NAME -->`), as printed: generated, do
+            // not edit. After changing an article: scripts/update-snippets
+
+            \(imports.joined(separator: "\n"))
+
+            \(functions.joined(separator: "\n"))
+            /// Each program by its name in the article.
+            let articlePrograms: [String: @MainActor () async throws -> Void] = [
+            \(table.joined(separator: "\n"))
+            ]
+
+            """
+    }
+
+    /// A block's `import` lines, and the rest indented as a function's body.
+    private static func split(_ block: [String]) -> (imports: [String], body: String) {
+        var imports: [String] = []
+        var body: [String] = []
+        for line in block {
+            if line.hasPrefix("import ") || line.hasPrefix("@testable import ") {
+                imports.append(line)
+            } else {
+                body.append(line)
+            }
+        }
+        while body.first?.isEmpty == true { body.removeFirst() }
+        return (imports, body.map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n"))
     }
 
     /// Each Swift block with its mark, if any (a manifest, `// swift-tools-version:` on its first
@@ -101,22 +154,15 @@ package enum ArticleSnippets {
         return blocks
     }
 
-    /// The Swift file that compiles `article`'s snippets.
+    /// The Swift file that compiles `article`'s snippets (its programs are in ``programsSource(of:)``'s).
     package static func source(of article: String, markdown: String) -> String {
         var imports: [String] = []
         var functions: [String] = []
         let prefix = article == "README" ? "readme" : article.prefix(1).lowercased() + article.dropFirst()
         for (index, (block, mark)) in markedBlocks(in: markdown).enumerated() {
-            var body: [String] = []
-            for line in block {
-                if line.hasPrefix("import ") || line.hasPrefix("@testable import ") {
-                    if !imports.contains(line) { imports.append(line) }
-                } else {
-                    body.append(line)
-                }
-            }
-            while body.first?.isEmpty == true { body.removeFirst() }
-            let indented = body.map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
+            if case .program = mark { continue }  // compiled once, in the programs' file
+            let (blockImports, indented) = split(block)
+            for line in blockImports where !imports.contains(line) { imports.append(line) }
             functions.append("@MainActor func \(prefix)Snippet\(index + 1)() async throws {\n\(indented)\n}\n")
             if case .test(let test) = mark {
                 if !imports.contains("import Testing") { imports.append("import Testing") }

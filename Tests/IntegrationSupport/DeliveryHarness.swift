@@ -198,14 +198,17 @@ package final class MosquittoBroker {
         let full = inNamespace + command
         let process = try ChildProcess(full[0], Array(full.dropFirst()), output: "\(directory)/broker-\(starts).log")
         self.process = process
-        let (port, address) = (port, address)
+        let (port, address, namespace) = (port, address, namespace)
         // Its own listener: it says it runs only once it has bound the port (one that could not
         // bind says so and exits), and the port accepts.
         try await eventually("mosquitto to listen on \(address):\(port)", context: { process.output }) {
             let said = process.output
             if said.contains("Address already in use") { throw PortTaken(port: port) }
             guard process.isRunning else { throw ToolMissing("mosquitto ended at its start:\n\(said)") }
-            return said.contains(" running") && Self.accepts(port: port, address: address)
+            // In a namespace, asked from inside it: its loopback is not the test's.
+            let accepts = namespace.map { NetworkNamespace.accepts(in: $0, port: port, address: address) }
+                ?? Self.accepts(port: port, address: address)
+            return said.contains(" running") && accepts
         }
     }
 

@@ -26,17 +26,20 @@ package enum Tools {
 
     /// The `keepalive` binary built beside the test bundle.
     package static var keepalive: URL {
-        get throws {
-            var directory = Bundle.main.bundleURL
-            for _ in 0..<3 {
-                let candidate = directory.appendingPathComponent("keepalive")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory.deleteLastPathComponent()
-            }
-            throw ToolMissing(
-                "the keepalive binary was not built next to the tests (\(Bundle.main.bundleURL.path)): run swift build first"
-            )
+        get throws { try built("keepalive") }
+    }
+
+    /// The executable `name` of this package, built beside the test bundle.
+    package static func built(_ name: String) throws -> URL {
+        var directory = Bundle.main.bundleURL
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
         }
+        throw ToolMissing(
+            "the \(name) binary was not built next to the tests (\(Bundle.main.bundleURL.path)): run swift build --build-tests first"
+        )
     }
 
     /// Fails with an install hint when gpsd, gpsfake or its Python library is missing. Never skips.

@@ -1,21 +1,8 @@
 // The Swift snippets of JournalingAndDelivery.md, compiled: generated, do not edit. After changing the
 // article: scripts/update-snippets
 
-import LocationKeepAlive
 import Foundation
-
-@MainActor func journalingAndDeliverySnippet1() async throws {
-    let journal = try FixJournal(file: FixJournal.defaultFile)
-    let delivery = try JournalDelivery(
-        journal: journal,
-        destinations: [try Destination(name: "home", url: "mqtt://localhost/owntracks/me/phone")]
-    )
-    Task { await delivery.run() }                 // until cancelled
-    let manager = LocationManager(source: GPSDSource())
-    for try await case .location(let fix) in manager.updates() {
-        try journal.append(fix)                   // durable when it returns; delivery wakes
-    }
-}
+import LocationKeepAlive
 
 @MainActor func journalingAndDeliverySnippet2() async throws {
     let journal = try FixJournal(file: FixJournal.defaultFile)

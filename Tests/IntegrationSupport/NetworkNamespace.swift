@@ -1,0 +1,48 @@
+import Foundation
+
+/// A network namespace of the test's own with its loopback up, so that gpsd, a broker and a
+/// program can use their usual ports (2947, 1883) beside whatever the machine runs on them.
+/// Dropped, it kills what still runs in it and goes. Needs root (CI runs as root).
+package final class NetworkNamespace {
+    package let name: String
+
+    package init() async throws {
+        name = "keepalive-test-\(UUID().uuidString.prefix(6).lowercased())"
+        for command in [["netns", "add", name], ["-n", name, "link", "set", "lo", "up"]] {
+            let result = try await runCommand("/usr/sbin/ip", command)
+            guard result.exitCode == 0 else {
+                throw ToolMissing(
+                    "ip \(command.joined(separator: " ")) failed (a network namespace needs root and iproute2; CI runs as "
+                        + "root): \(result.error)"
+                )
+            }
+        }
+    }
+
+    deinit {
+        runToEnd("/bin/sh", ["-c", "ip netns pids \(name) | xargs -r kill -9; ip netns delete \(name)"])
+    }
+
+    /// `path` with `arguments`, run inside: what to give ``ChildProcess`` or ``runCommand(_:_:)``.
+    package func command(_ path: String, _ arguments: [String]) -> (path: String, arguments: [String]) {
+        ("/usr/sbin/ip", ["netns", "exec", name, path] + arguments)
+    }
+
+    /// Whether something accepts connections on `address`:`port` inside: a command of moments
+    /// run to its end, so only from a condition ``eventually(_:timeout:context:_:)`` asks off the pool.
+    package func accepts(port: Int, address: String = "127.0.0.1") -> Bool {
+        Self.accepts(in: name, port: port, address: address)
+    }
+
+    /// ``accepts(port:address:)`` in the namespace `name`.
+    package static func accepts(in name: String, port: Int, address: String) -> Bool {
+        let connect = """
+            import socket, sys
+            try:
+                socket.create_connection((sys.argv[1], int(sys.argv[2])), 2).close()
+            except OSError:
+                sys.exit(1)
+            """
+        return runToEnd("/usr/sbin/ip", ["netns", "exec", name, "/usr/bin/python3", "-c", connect, address, String(port)]) == 0
+    }
+}
