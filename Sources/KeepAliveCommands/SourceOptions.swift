@@ -91,7 +91,7 @@ struct SourceOptions: ParsableArguments {
         return (String(host), port)
     }
 
-    var maximumAge: Duration? { maxAge.map { .milliseconds(Int64($0 * 1000)) } }
+    var maximumAge: Duration? { maxAge.map { .seconds($0) } }
 
     var filter: LocationFilter {
         LocationFilter(desiredAccuracy: accuracy, distanceFilter: distance, maximumAge: maximumAge)

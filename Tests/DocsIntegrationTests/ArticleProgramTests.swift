@@ -67,6 +67,7 @@ import Testing
     /// it exits 0, says every fix was delivered, and the broker has every fix it journaled.
     @Test func theJournalingTrackerDeliversEveryFixBeforeItExitsOnSIGTERM() async throws {
         let setting = try await Setting()
+        defer { setting.namespace.remove() }
         let tracker = try setting.start("journaling-tracker")
         try await eventually("the tracker to journal 10 fixes", context: { tracker.output }) {
             FileManager.default.fileExists(atPath: setting.journal) && (try? allRecords(setting.journal).count) ?? 0 >= 10
@@ -83,6 +84,7 @@ import Testing
     /// ends it at once (status 130), as `keepalive run` does; what it journaled stays journaled.
     @Test func aSecondSignalEndsTheTrackersWaitAtOnce() async throws {
         let setting = try await Setting()
+        defer { setting.namespace.remove() }
         let tracker = try setting.start("journaling-tracker")
         try await eventually("the tracker to journal 3 fixes", context: { tracker.output }) {
             FileManager.default.fileExists(atPath: setting.journal) && (try? allRecords(setting.journal).count) ?? 0 >= 3

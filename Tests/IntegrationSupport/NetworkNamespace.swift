@@ -2,9 +2,12 @@ import Foundation
 
 /// A network namespace of the test's own with its loopback up, so that gpsd, a broker and a
 /// program can use their usual ports (2947, 1883) beside whatever the machine runs on them.
-/// Dropped, it kills what still runs in it and goes. Needs root (CI runs as root).
+/// ``remove()`` kills what still runs in it and removes it: a test calls it in a `defer`. Its
+/// drop does the same, but only as a fallback: the last reference can go on a wait's thread as
+/// the test process exits, and two namespaces were left so. Needs root (CI runs as root).
 package final class NetworkNamespace {
     package let name: String
+    private var removed = false
 
     package init() async throws {
         name = "keepalive-test-\(UUID().uuidString.prefix(6).lowercased())"
@@ -19,7 +22,12 @@ package final class NetworkNamespace {
         }
     }
 
-    deinit {
+    deinit { remove() }
+
+    /// Kills what runs inside and removes the namespace, once (a command of moments, run to its end).
+    package func remove() {
+        guard !removed else { return }
+        removed = true
         runToEnd("/bin/sh", ["-c", "ip netns pids \(name) | xargs -r kill -9; ip netns delete \(name)"])
     }
 

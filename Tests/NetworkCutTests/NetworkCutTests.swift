@@ -6,30 +6,30 @@ import Testing
 /// The broker behind a link the test cuts: a network namespace of the test's own, a veth
 /// pair with addresses of its own, the link down for minutes, then up.
 @Suite struct NetworkCutTests {
-    /// A namespace with one end of a veth pair; the other end in the test's namespace.
+    /// A namespace of the test's own with one end of a veth pair; the other end in the test's namespace.
     final class Link {
-        let namespace: String
+        let space: NetworkNamespace
         let outside: String
         let hostAddress: String
         let brokerAddress: String
 
+        var namespace: String { space.name }
+
         init() async throws {
+            space = try await NetworkNamespace()
             let tag = String(UUID().uuidString.prefix(4)).lowercased()
             let subnet = Int.random(in: 1...250)
-            namespace = "keepalive-test-\(tag)"
             outside = "ka\(tag)a"
             hostAddress = "10.201.\(subnet).1"
             brokerAddress = "10.201.\(subnet).2"
             let inside = "ka\(tag)b"
             for command in [
-                ["netns", "add", namespace],
                 ["link", "add", outside, "type", "veth", "peer", "name", inside],
-                ["link", "set", inside, "netns", namespace],
+                ["link", "set", inside, "netns", space.name],
                 ["addr", "add", "\(hostAddress)/30", "dev", outside],
                 ["link", "set", outside, "up"],
-                ["netns", "exec", namespace, "ip", "addr", "add", "\(brokerAddress)/30", "dev", inside],
-                ["netns", "exec", namespace, "ip", "link", "set", inside, "up"],
-                ["netns", "exec", namespace, "ip", "link", "set", "lo", "up"],
+                ["-n", space.name, "addr", "add", "\(brokerAddress)/30", "dev", inside],
+                ["-n", space.name, "link", "set", inside, "up"],
             ] {
                 let result = try await runCommand("/usr/sbin/ip", command)
                 guard result.exitCode == 0 else {
@@ -47,7 +47,7 @@ import Testing
         }
 
         deinit {
-            runToEnd("/usr/sbin/ip", ["netns", "delete", namespace])
+            // The namespace goes with `space` (and the veth pair's inner end with it).
             runToEnd("/usr/sbin/ip", ["link", "delete", outside])
         }
     }
@@ -57,6 +57,7 @@ import Testing
     @Test func theLinkCutForMinutesThenBackLosesNothing() async throws {
         let seconds = ProcessInfo.processInfo.environment["KEEPALIVE_NETWORK_CUT_SECONDS"].flatMap(Int.init) ?? 120
         let link = try await Link()
+        defer { link.space.remove() }
         let broker = try await MosquittoBroker(namespace: link.namespace, address: link.brokerAddress)
         let subscriber = try await MosquittoSubscriber(broker)
         let journal = "\(broker.directory)/journal.sqlite"
