@@ -266,6 +266,8 @@ public struct DeviceSleepMachine: Sendable {
             switch phase {
             case .preparing(let since, _) where now >= since + options.preparation:
                 return prepared(now: now)
+            case .preparing, .asleep:
+                return alarmPassedBeforeTheSuspend(now: now)
             case .working(let kind, let fixed, let until) where now >= until:
                 if !fixed {
                     // No fix in time: deliver what waits, then sleep.
@@ -403,11 +405,27 @@ public struct DeviceSleepMachine: Sendable {
             .min { ($0.at, $0.kind.rawValue) < ($1.at, $1.kind.rawValue) }  // ties: the same kind each time
     }
 
-    /// Arms `alarm` (for none, disarms the one armed) and keeps it as the one armed.
+    /// Arms `alarm` (for none, disarms the one armed) and keeps it as the one armed. While a
+    /// sleep is on its way, with a timer at its time: an alarm that expires before the kernel
+    /// suspends wakes nothing (``alarmPassedBeforeTheSuspend(now:)``).
     private mutating func setArmed(_ alarm: Alarm?, now: Duration) -> [Action] {
         defer { armed = alarm }
         guard let alarm else { return armed == nil ? [] : [.disarmAlarm] }
-        return [.armAlarm(at: alarm.at, for: alarm.kind), .say(.alarmArmed(alarm.kind, in: alarm.at - now))]
+        let armed: [Action] = [.armAlarm(at: alarm.at, for: alarm.kind), .say(.alarmArmed(alarm.kind, in: alarm.at - now))]
+        switch phase {
+        case .preparing, .asleep: return armed + [.scheduleTimer(at: alarm.at)]
+        case .awake, .working: return armed
+        }
+    }
+
+    /// The alarm's time came while a sleep was still on its way: a loaded system can take
+    /// seconds from the preparation to the kernel's suspend, and an alarm that expires before it
+    /// wakes nothing (the device then sleeps until something else wakes it, its work's time
+    /// past). Armed again `alarmLead` from now (within 2 s of it the kernel refuses to suspend);
+    /// the sleep keeps the alarm it was armed for, so whatever ends it, that work is due.
+    private mutating func alarmPassedBeforeTheSuspend(now: Duration) -> [Action] {
+        guard let alarm = armed, now >= alarm.at else { return [] }
+        return setArmed(Alarm(kind: alarm.kind, at: now + Self.alarmLead), now: now)
     }
 
     private mutating func resumed(now: Duration) -> [Action] {

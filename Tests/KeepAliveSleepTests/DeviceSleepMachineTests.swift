@@ -186,7 +186,7 @@ struct DeviceSleepMachineTests {
         #expect(!preparing.handle(.sleepAnnounced(now: seconds(10))).contains { if case .armAlarm = $0 { true } else { false } })
         #expect(
             preparing.handle(.wake(.refresh, at: seconds(100), now: seconds(11)))
-                == [.armAlarm(at: seconds(100), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(89)))]
+                == [.armAlarm(at: seconds(100), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(89))), .scheduleTimer(at: seconds(100))]
         )
         #expect(preparing.handle(.prepared(now: seconds(12))) == [.releaseDelayLock], "armed already")
         #expect(preparing.handle(.resumed(now: seconds(100))).contains(.runWork(.refresh)))
@@ -196,6 +196,26 @@ struct DeviceSleepMachineTests {
         _ = prepared.handle(.prepared(now: seconds(11)))
         #expect(prepared.handle(.wake(.monitoring, at: seconds(12), now: seconds(12))).contains(.armAlarm(at: seconds(17), for: .monitoring)))
         #expect(prepared.handle(.resumed(now: seconds(17))).contains(.runWork(.monitoring)))
+    }
+
+    @Test func anAlarmThatExpiresBeforeTheKernelSuspendsIsArmedAgainAndItsWakeDoesTheWork() {
+        // A loaded system: the preparation is done at 11 s, but the kernel suspends only at
+        // 19 s, after the alarm's time (16 s). Expired while awake, that alarm wakes nothing.
+        var machine = started()
+        _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
+        _ = machine.handle(.wake(.refresh, at: seconds(12), now: .zero))
+        #expect(machine.handle(.sleepAnnounced(now: seconds(10))).contains(.scheduleTimer(at: seconds(15))))
+        #expect(machine.handle(.prepared(now: seconds(11))).contains(.scheduleTimer(at: seconds(16))))
+        #expect(machine.handle(.timerFired(now: seconds(14))).isEmpty, "the preparation's timer: already prepared")
+        #expect(
+            machine.handle(.timerFired(now: seconds(16)))
+                == [.armAlarm(at: seconds(21), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(5))), .scheduleTimer(at: seconds(21))]
+        )
+        #expect(machine.handle(.timerFired(now: seconds(20))).isEmpty, "the alarm armed again is not yet due")
+        // Suspended at 19 s and woken by the alarm armed again: the refresh's wake, 5 s late.
+        let resumed = machine.handle(.resumed(now: seconds(21)))
+        #expect(resumed.contains(.say(.woke(.refresh, late: seconds(5)))))
+        #expect(resumed.contains(.runWork(.refresh)))
     }
 
     @Test func aPreparationThatTakesTooLongIsCutAtItsBound() {
@@ -216,7 +236,8 @@ struct DeviceSleepMachineTests {
             machine.handle(.sleepAnnounced(now: seconds(10)))
                 == [
                     .say(.sleepAnnounced(heldFor: nil)), .armAlarm(at: seconds(200), for: .refresh),
-                    .say(.alarmArmed(.refresh, in: seconds(190))), .prepare(within: seconds(4)), .scheduleTimer(at: seconds(14)),
+                    .say(.alarmArmed(.refresh, in: seconds(190))), .scheduleTimer(at: seconds(200)), .prepare(within: seconds(4)),
+                    .scheduleTimer(at: seconds(14)),
                 ]
         )
         #expect(machine.handle(.prepared(now: seconds(11))) == [.releaseDelayLock])
@@ -271,7 +292,7 @@ struct DeviceSleepMachineTests {
         #expect(machine.handle(.sleepAnnounced(now: seconds(233))).contains(.armAlarm(at: seconds(238), for: .poll)))
         #expect(
             machine.handle(.prepared(now: seconds(236)))
-                == [.armAlarm(at: seconds(241), for: .poll), .say(.alarmArmed(.poll, in: seconds(5))), .releaseDelayLock]
+                == [.armAlarm(at: seconds(241), for: .poll), .say(.alarmArmed(.poll, in: seconds(5))), .scheduleTimer(at: seconds(241)), .releaseDelayLock]
         )
     }
 
