@@ -4,8 +4,10 @@ extension Output {
     /// A notice of the device's sleep as JSON fields: `sleep` says what happened (`followed`
     /// with its `way`: `logind`, `wakelocks` or `both`, and the `wakelock`'s name; `lock`,
     /// `unlock`, `wakelock` and `wakeunlock` with its `name`, `announced`, `alarm`, `resumed` (`announced: false` for a sleep nobody
-    /// announced), `woke`, `no-fix`, `work-done`, `work-interrupted`, `back-to-sleep` (with
-    /// `why` when it was not asked), `session`, `preparation` (its bound in `seconds`, within
+    /// announced), `woke`, `due` (work
+    /// whose time came while the device was awake, run then), `no-fix`, `work-done`,
+    /// `work-interrupted`, `back-to-sleep` (with `why` when it was not asked), `held by another`
+    /// (with `who`: a wake's work done, another program's lock holds the device), `session`, `preparation` (its bound in `seconds`, within
     /// logind's `delay`), `relocked` (logind restarted or connected again), `failed`,
     /// `not-followed`), with the lock's `mode` and `why`, the `kind` of work, and durations in
     /// `seconds`.
@@ -67,6 +69,10 @@ extension Output {
             object["sleep"] = "woke"
             object["kind"] = .string(kind.rawValue)
             object["seconds"] = .number(late.seconds)
+        case .workDue(let kind, let late):
+            object["sleep"] = "due"
+            object["kind"] = .string(kind.rawValue)
+            object["seconds"] = .number(late.seconds)
         case .noFix(let kind, let waited):
             object["sleep"] = "no-fix"
             object["kind"] = .string(kind.rawValue)
@@ -78,6 +84,9 @@ extension Output {
         case .workInterrupted(let kind):
             object["sleep"] = "work-interrupted"
             object["kind"] = .string(kind.rawValue)
+        case .heldByAnother(let who):
+            object["sleep"] = "held by another"
+            object["who"] = .string(who.joined(separator: ", "))
         case .backToSleep(let refused):
             object["sleep"] = "back-to-sleep"
             object["why"] = refused.map { .string($0) }

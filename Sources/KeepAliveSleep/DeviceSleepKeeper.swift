@@ -92,6 +92,12 @@ public final class DeviceSleepKeeper: Sendable {
     /// Work of `kind` wants the device awake at `time` on the boot clock (`nil`: no longer).
     public func wake(_ kind: WakeKind, at time: Duration?) { input.yield(.machine(.wake(kind, at: time, now: BootClock.now()))) }
 
+    /// How often work of `kind` may wake the device from now on (`nil`: never); the wakes it
+    /// made already count against the new budget, and the alarm moves at once if it must.
+    public func setWakeBudget(_ budget: WakeBudget?, for kind: WakeKind) {
+        input.yield(.machine(.budget(kind, budget, now: BootClock.now())))
+    }
+
     /// Follows the device's sleep (logind, the kernel's wakelocks, or both: ``Configuration/way``)
     /// and does what the machine decides until cancelled; then releases its locks. Without a
     /// wake alarm (no `CAP_WAKE_ALARM`), it says so and goes on without wakes. A lost
@@ -337,11 +343,18 @@ public final class DeviceSleepKeeper: Sendable {
             // With wakelocks alone, the wakelock's release (the action before) is the step: the
             // system's suspender sleeps when no other holds the device.
             let since = BootClock.monotonic() - (BootClock.now() - wokeAt)
-            if let logind = loop.logind { notice(.backToSleep(refused: await logind.suspendIfIdle(since: since))) }
+            guard let logind = loop.logind else { break }
+            let answer = await logind.suspendIfIdle(
+                since: since, ownWakelock: loop.wakelock?.name, wakelockDirectory: configuration.wakelockDirectory
+            )
+            say(answer, loop: &loop)
         case .scheduleTimer(let time):
             group.addTask {
                 // A timer replaced by a later one still fires: the machine ignores it then.
                 guard (try? await Task.sleep(for: max(.zero, time - BootClock.now()))) != nil else { return }
+                // A sleep nobody announced is told before the time it passed: the timer of
+                // work due awake may fire on a resume before the kernel's word of it comes.
+                input.yield(.timeAsleep())
                 input.yield(.machine(.timerFired(now: BootClock.now())))
             }
         case .say(let said):
@@ -351,6 +364,23 @@ public final class DeviceSleepKeeper: Sendable {
             default: break
             }
             notice(said)
+        }
+    }
+
+    /// What a back-to-sleep came to. Held by others: said once while the same ones hold the
+    /// device (a wake each minute under an hour's upgrade says it once), and logind's idle
+    /// action decides.
+    private func say(_ answer: Logind.SuspendAnswer, loop: inout Loop) {
+        switch answer {
+        case .heldByAnother(let who):
+            if loop.heldBy != who { notice(.heldByAnother(who: who)) }
+            loop.heldBy = who
+        case .asked:
+            loop.heldBy = nil
+            notice(.backToSleep(refused: nil))
+        case .refused(let why):
+            loop.heldBy = nil
+            notice(.backToSleep(refused: why))
         }
     }
 
@@ -416,6 +446,8 @@ private struct Loop {
     var locks = HeldLocks()
     /// The last sleep's preparation, until a resume takes it.
     var preparation: SleepPreparation?
+    /// Who else held the device when a back-to-sleep last found it held (said once while they do).
+    var heldBy: [String]?
 }
 
 /// The locks a keeper holds, with when each was taken.

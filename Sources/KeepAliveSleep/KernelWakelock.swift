@@ -33,6 +33,23 @@ final class KernelWakelock: Sendable {
         access("\(directory)/wake_lock", F_OK) == 0 && access("\(directory)/wake_unlock", F_OK) == 0
     }
 
+    /// The wakelocks held now, as the kernel under `directory` lists them (`wake_lock`: names
+    /// separated by spaces); `nil` where it offers none. Read on the caller's thread (a file of
+    /// the kernel's: it does not wait).
+    static func held(in directory: String = "/sys/power") -> String? {
+        let descriptor = open("\(directory)/wake_lock", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var text: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            text += buffer[..<count]
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The wakelock `name` (letters, digits, `.`, `_` and `-`; anything else becomes `-`), not
     /// held; a lock of that name left by an earlier run is released. `failed` is told a renewal
     /// the kernel refused.

@@ -55,15 +55,29 @@ public final class Logind: Sendable {
         return InhibitorLock(descriptor: try result.get(), mode: mode, why: why)
     }
 
+    /// What a back-to-sleep came to.
+    public enum SuspendAnswer: Sendable, Equatable {
+        /// logind was asked to suspend, and took the request.
+        case asked
+        /// Others hold the device awake (logind's block locks' `who`, wakelocks' names): not asked.
+        case heldByAnother([String])
+        /// Not asked, or refused by logind, and why.
+        case refused(String)
+    }
+
     /// Asks logind to suspend the device now, unless it was used since `since` (on the monotonic
-    /// clock, ``BootClock/monotonic()``) or
-    /// another process holds a block lock (even as root): `nil` when asked, otherwise why not.
-    /// Suspending needs polkit's `org.freedesktop.login1.suspend` (root has it; a user's
-    /// service may be refused, and the device then sleeps at logind's idle action).
-    public func suspendIfIdle(since: Duration) async -> String? {
+    /// clock, ``BootClock/monotonic()``) or another process holds it awake, whatever its user: a
+    /// block lock on sleep in logind's list that is not this process's, a wakelock in the
+    /// kernel's list under `wakelockDirectory` that is not `ownWakelock` (``SleepHolders``).
+    /// Suspending needs polkit's `org.freedesktop.login1.suspend` (root has it; the packaged
+    /// service's user is given it by the package's polkit rule; another user's service may be
+    /// refused, and the device then sleeps at logind's idle action).
+    public func suspendIfIdle(since: Duration, ownWakelock: String? = nil, wakelockDirectory: String = "/sys/power") async -> SuspendAnswer {
         await withCheckedContinuation { continuation in
-            let queued = perform { connection in continuation.resume(returning: connection.suspendIfIdle(since: since)) }
-            if !queued { continuation.resume(returning: "logind's connection has ended") }
+            let queued = perform { connection in
+                continuation.resume(returning: connection.suspendIfIdle(since: since, ownWakelock: ownWakelock, wakelockDirectory: wakelockDirectory))
+            }
+            if !queued { continuation.resume(returning: .refused("logind's connection has ended")) }
         }
     }
 

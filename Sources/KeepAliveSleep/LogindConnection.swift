@@ -96,31 +96,57 @@ final class LogindConnection {
 
     /// Asks logind to suspend the device, if nobody used it since `since` on the monotonic clock
     /// (logind's `IdleHint`, and its `IdleSinceHintMonotonic` no later than then, with a
-    /// second's margin for logind's own view of the resume) and no other process holds a block lock
-    /// (`SuspendWithFlags` with `SD_LOGIND_ROOT_CHECK_INHIBITORS`: even as root, a lock of
-    /// another's is respected). `nil` when asked; otherwise why not.
-    func suspendIfIdle(since: Duration) -> String? {
+    /// second's margin for logind's own view of the resume) and nobody else holds it: no block
+    /// lock on sleep of another process in logind's list, whatever its user, and no wakelock of
+    /// another's in the kernel's (``SleepHolders``). Then `SuspendWithFlags` with
+    /// `SD_LOGIND_ROOT_CHECK_INHIBITORS`, so that logind itself refuses for another user's lock.
+    ///
+    /// The race that is left: a lock of our own user taken between logind's answer to
+    /// `ListInhibitors` and its handling of the suspend, two calls one after the other on this
+    /// thread (a round trip of the bus: well under a millisecond on an idle device), is not seen.
+    func suspendIfIdle(since: Duration, ownWakelock: String?, wakelockDirectory: String) -> Logind.SuspendAnswer {
         guard let hint = try? bus.property(Self.name, path: Self.path, interface: Self.manager, name: "IdleHint", type: "b") else {
-            return "logind does not say whether the device is idle"
+            return .refused("logind does not say whether the device is idle")
         }
         let idle = hint.readBool() == true
         hint.release()
-        guard idle else { return "the device is in use (logind's IdleHint)" }
+        guard idle else { return .refused("the device is in use (logind's IdleHint)") }
         if let idleSince = try? bus.property(Self.name, path: Self.path, interface: Self.manager, name: "IdleSinceHintMonotonic", type: "t") {
             defer { idleSince.release() }
             if let value = idleSince.readUInt64(), Duration.microseconds(Int64(clamping: value)) > since + .seconds(1) {
-                return "the device was used since the wake (logind's IdleSinceHint)"
+                return .refused("the device was used since the wake (logind's IdleSinceHint)")
             }
         }
+        guard let inhibitors = listInhibitors() else { return .refused("logind did not list its locks: whether another holds the device is not known") }
+        let wakelocks = KernelWakelock.held(in: wakelockDirectory)
+        let others = SleepHolders.others(inhibitors: inhibitors, wakelocks: wakelocks, ownPID: UInt32(getpid()), ownWakelock: ownWakelock)
+        guard others.isEmpty else { return .heldByAnother(others) }
         do throws(BusFailure) {
             let reply = try bus.call(Self.name, path: Self.path, interface: Self.manager, member: "SuspendWithFlags") { call in
                 call.append(UInt64(1))  // SD_LOGIND_ROOT_CHECK_INHIBITORS
             }
             reply.release()
-            return nil
+            return .asked
         } catch {
-            return "logind refused to suspend: \(error)"
+            return .refused("logind refused to suspend: \(error)")
         }
+    }
+
+    /// logind's inhibitor locks (`ListInhibitors`); `nil` if it does not answer.
+    private func listInhibitors() -> [SleepHolders.Inhibitor]? {
+        guard let reply = try? bus.call(Self.name, path: Self.path, interface: Self.manager, member: "ListInhibitors") else { return nil }
+        defer { reply.release() }
+        guard reply.enter("a", "(ssssuu)") else { return nil }
+        var locks: [SleepHolders.Inhibitor] = []
+        while reply.enter("r", "ssssuu") {
+            defer { reply.exit() }
+            guard let what = reply.readString(), let who = reply.readString(), let why = reply.readString(), let mode = reply.readString(),
+                let uid = reply.readUInt32(), let pid = reply.readUInt32()
+            else { return nil }
+            locks.append(SleepHolders.Inhibitor(what: what, who: who, why: why, mode: mode, uid: uid, pid: pid))
+        }
+        reply.exit()
+        return locks
     }
 
     /// `Inhibit("sleep", who, why, mode)`: the lock's descriptor.

@@ -36,6 +36,9 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case sleptUnannounced(asleep: Duration)
     /// The device woke for `kind`, `late` after the alarm's time.
     case woke(WakeKind, late: Duration)
+    /// Work of `kind` came due while the device was awake (its alarm's time, `late` after it):
+    /// it runs now, and the alarm is armed for the next.
+    case workDue(WakeKind, late: Duration)
     /// A wake for `kind` had no fix within `waited`.
     case noFix(WakeKind, waited: Duration)
     /// A wake's work ended (delivered, or its time ran out).
@@ -44,6 +47,10 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
     case workInterrupted(WakeKind)
     /// A wake's work is done: the sleep was asked at once (`nil`), or not, and why.
     case backToSleep(refused: String?)
+    /// A wake's work is done, but another program holds the device awake (`who`: logind's
+    /// block lock's, a wakelock's name): no sleep asked, logind's idle action decides. Said once
+    /// while the same programs hold it.
+    case heldByAnother(who: [String])
 
     /// The notice in words, as the output prints it.
     public var description: String {
@@ -65,10 +72,12 @@ public enum SleepNotice: Sendable, Equatable, CustomStringConvertible {
         case .resumed(let asleep): "sleep: resumed after \(asleep.secondsText) asleep"
         case .sleptUnannounced(let asleep): "sleep: slept \(asleep.secondsText), unannounced"
         case .woke(let kind, let late): "sleep: woke for \(kind.rawValue), \(late.secondsText) after the alarm's time"
+        case .workDue(let kind, let late): "sleep: work for \(kind.rawValue) due while awake (\(late.secondsText) after its time): run now"
         case .noFix(let kind, let waited): "sleep: no fix within \(waited.secondsText) of the wake for \(kind.rawValue)"
         case .workEnded(let kind, let timedOut):
             "sleep: the wake for \(kind.rawValue) " + (timedOut ? "ran out of time" : "is done") + "; the device may sleep"
         case .workInterrupted(let kind): "sleep: the device sleeps before the work for \(kind.rawValue) is done; it stays due"
+        case .heldByAnother(let who): "sleep: left awake after the wake's work: held by another (\(who.joined(separator: ", ")))"
         case .backToSleep(let refused): refused.map { "sleep: left awake after the wake's work: \($0)" } ?? "sleep: back to sleep at once after the wake's work"
         }
     }

@@ -137,7 +137,7 @@ struct DeviceSleepMachineTests {
         #expect(
             machine.handle(.resumed(now: seconds(160)))
                 == [
-                    .disarmAlarm, .holdAwake(reason: "location always"),
+                    .holdAwake(reason: "location always"),
                     .takeDelayLock, .resume(asleep: seconds(58)), .say(.resumed(asleep: seconds(58))),
                 ]
         )
@@ -146,8 +146,9 @@ struct DeviceSleepMachineTests {
     @Test func aSleepThatDidNotWaitForThePreparationIsStillWokenForItsWork() {
         var machine = started()
         _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
-        _ = machine.handle(.wake(.refresh, at: seconds(60), now: .zero))
-        #expect(machine.handle(.sleepAnnounced(now: seconds(10))).contains(.armAlarm(at: seconds(60), for: .refresh)))
+        #expect(machine.handle(.wake(.refresh, at: seconds(60), now: .zero)).contains(.armAlarm(at: seconds(60), for: .refresh)))
+        _ = machine.handle(.sleepAnnounced(now: seconds(10)))
+        #expect(machine.armed == DeviceSleepMachine.Alarm(kind: .refresh, at: seconds(60)), "armed before the announcement, kept")
         // logind suspended before `prepared` came (its delay shorter than the preparation): the
         // alarm armed at the announcement woke the device, for the refresh.
         let resumed = machine.handle(.resumed(now: seconds(60)))
@@ -161,20 +162,26 @@ struct DeviceSleepMachineTests {
         _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
         #expect(
             machine.handle(.wake(.refresh, at: seconds(200), now: .zero))
-                == [.armAlarm(at: seconds(200), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(200)))]
+                == [.armAlarm(at: seconds(200), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(200))), .scheduleTimer(at: seconds(200))]
         )
         #expect(machine.handle(.wake(.refresh, at: seconds(200), now: seconds(1))).isEmpty, "armed already")
         #expect(machine.handle(.wake(.refresh, at: nil, now: seconds(2))) == [.disarmAlarm])
-        // Due within the shortest sleep: armed at the announcement, with its lead (armed now, it
-        // would only expire).
-        #expect(machine.handle(.wake(.poll, at: seconds(4), now: seconds(3))).isEmpty)
-        #expect(machine.handle(.sleepAnnounced(now: seconds(6))).contains(.armAlarm(at: seconds(11), for: .poll)))
+        // Due within the shortest sleep: armed at once 5 s ahead (a suspend straight to the
+        // kernel may come before its time), run at its time if the device is still awake, and
+        // armed again with its lead if a sleep is announced before.
+        #expect(
+            machine.handle(.wake(.poll, at: seconds(4), now: seconds(3)))
+                == [.armAlarm(at: seconds(8), for: .poll), .say(.alarmArmed(.poll, in: seconds(5))), .scheduleTimer(at: seconds(4))]
+        )
+        var announced = machine
+        #expect(announced.handle(.sleepAnnounced(now: .milliseconds(3_500))).contains(.armAlarm(at: .milliseconds(8_500), for: .poll)))
+        #expect(machine.handle(.timerFired(now: seconds(4))).contains(.runWork(.poll)))
         // The poll wakes the device only with always: a change of authorization moves the alarm.
         var awake = started()
         _ = awake.handle(.wake(.poll, at: seconds(600), now: .zero))
         #expect(
             awake.handle(.app(.init(state: .suspended, authorization: .always), now: seconds(1)))
-                == [.armAlarm(at: seconds(600), for: .poll), .say(.alarmArmed(.poll, in: seconds(599)))]
+                == [.armAlarm(at: seconds(600), for: .poll), .say(.alarmArmed(.poll, in: seconds(599))), .scheduleTimer(at: seconds(600))]
         )
         #expect(awake.handle(.app(.init(state: .suspended, authorization: .whenInUse), now: seconds(2))) == [.disarmAlarm])
     }
@@ -186,9 +193,9 @@ struct DeviceSleepMachineTests {
         #expect(!preparing.handle(.sleepAnnounced(now: seconds(10))).contains { if case .armAlarm = $0 { true } else { false } })
         #expect(
             preparing.handle(.wake(.refresh, at: seconds(100), now: seconds(11)))
-                == [.armAlarm(at: seconds(100), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(89))), .scheduleTimer(at: seconds(100))]
+                == [.armAlarm(at: seconds(100), for: .refresh), .say(.alarmArmed(.refresh, in: seconds(89)))]
         )
-        #expect(preparing.handle(.prepared(now: seconds(12))) == [.releaseDelayLock], "armed already")
+        #expect(preparing.handle(.prepared(now: seconds(12))) == [.releaseDelayLock, .scheduleTimer(at: seconds(100))], "armed already")
         #expect(preparing.handle(.resumed(now: seconds(100))).contains(.runWork(.refresh)))
         // Told after the preparation, before the kernel suspended: the same.
         var prepared = started()
@@ -204,7 +211,8 @@ struct DeviceSleepMachineTests {
         var machine = started()
         _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
         _ = machine.handle(.wake(.refresh, at: seconds(12), now: .zero))
-        #expect(machine.handle(.sleepAnnounced(now: seconds(10))).contains(.scheduleTimer(at: seconds(15))))
+        // One timer: the preparation's bound (14 s) first, then the alarm's time.
+        #expect(machine.handle(.sleepAnnounced(now: seconds(10))).contains(.scheduleTimer(at: seconds(14))))
         #expect(machine.handle(.prepared(now: seconds(11))).contains(.scheduleTimer(at: seconds(16))))
         #expect(machine.handle(.timerFired(now: seconds(14))).isEmpty, "the preparation's timer: already prepared")
         #expect(
@@ -231,31 +239,33 @@ struct DeviceSleepMachineTests {
         _ = machine.handle(.app(.init(state: .suspended, authorization: .always), now: .zero))
         _ = machine.handle(.wake(.monitoring, at: seconds(300), now: .zero))
         _ = machine.handle(.wake(.refresh, at: seconds(200), now: .zero))
-        // Armed at the announcement, before the preparation: logind may not wait for it.
+        // Armed as soon as the work's time was known: the announcement keeps it (logind may not
+        // wait for the preparation).
+        #expect(machine.armed == DeviceSleepMachine.Alarm(kind: .refresh, at: seconds(200)))
         #expect(
             machine.handle(.sleepAnnounced(now: seconds(10)))
-                == [
-                    .say(.sleepAnnounced(heldFor: nil)), .armAlarm(at: seconds(200), for: .refresh),
-                    .say(.alarmArmed(.refresh, in: seconds(190))), .scheduleTimer(at: seconds(200)), .prepare(within: seconds(4)),
-                    .scheduleTimer(at: seconds(14)),
-                ]
+                == [.say(.sleepAnnounced(heldFor: nil)), .prepare(within: seconds(4)), .scheduleTimer(at: seconds(14))]
         )
-        #expect(machine.handle(.prepared(now: seconds(11))) == [.releaseDelayLock])
+        #expect(machine.handle(.prepared(now: seconds(11))) == [.releaseDelayLock, .scheduleTimer(at: seconds(200))])
         #expect(
             machine.handle(.resumed(now: seconds(201)))
                 == [
                     // Held first: the device may be suspended again within seconds.
                     .disarmAlarm, .holdAwake(reason: "woken for refresh"),
                     .takeDelayLock, .resume(asleep: seconds(190)), .say(.resumed(asleep: seconds(190))),
-                    .say(.woke(.refresh, late: seconds(1))), .runWork(.refresh), .scheduleTimer(at: seconds(246)),
+                    .say(.woke(.refresh, late: seconds(1))), .runWork(.refresh),
                     // The next work's alarm armed at once, whoever suspends the device next.
                     .armAlarm(at: seconds(300), for: .monitoring), .say(.alarmArmed(.monitoring, in: seconds(99))),
+                    .scheduleTimer(at: seconds(246)),
                 ]
         )
         #expect(machine.handle(.fixArrived(now: seconds(230))) == [.deliverNow])
         #expect(
             machine.handle(.workDone(now: seconds(231)))
-                == [.say(.workEnded(.refresh, timedOut: false)), .letSleep(reason: "done: woken for refresh"), .sleepAgain(wokeAt: seconds(201))]
+                == [
+                    .say(.workEnded(.refresh, timedOut: false)), .letSleep(reason: "done: woken for refresh"), .scheduleTimer(at: seconds(300)),
+                    .sleepAgain(wokeAt: seconds(201)),
+                ]
         )
         // The refresh is spent; the monitoring check is next.
         #expect(machine.nextWake(of: .refresh, from: seconds(231)) == nil)
@@ -268,9 +278,10 @@ struct DeviceSleepMachineTests {
         _ = machine.handle(.timerFired(now: seconds(105)))  // no fix in 45 s: deliver, then sleep
         _ = machine.handle(.timerFired(now: seconds(109)))
         // The next poll is due 10 s later, but a poll may wake the device once each 10 minutes.
-        _ = machine.handle(.wake(.poll, at: seconds(120), now: seconds(110)))
+        #expect(machine.handle(.wake(.poll, at: seconds(120), now: seconds(110))).contains(.armAlarm(at: seconds(660), for: .poll)))
         #expect(machine.nextWake(of: .poll, from: seconds(110)) == seconds(660))
-        #expect(machine.handle(.sleepAnnounced(now: seconds(111))).contains(.armAlarm(at: seconds(660), for: .poll)))
+        _ = machine.handle(.sleepAnnounced(now: seconds(111)))
+        #expect(machine.armed == DeviceSleepMachine.Alarm(kind: .poll, at: seconds(660)))
     }
 
     @Test func periodicWorkIsDueFromTheStartAndAgainAfterEachWakeAndThePollOnlyWithAlways() {
@@ -280,7 +291,8 @@ struct DeviceSleepMachineTests {
         _ = machine.handle(.started(now: seconds(100)))
         _ = machine.handle(.app(.init(state: .suspended, authorization: .whenInUse), now: seconds(100)))
         // When in use: the poll never wakes the device; the monitoring check does.
-        #expect(machine.handle(.sleepAnnounced(now: seconds(101))).contains(.armAlarm(at: seconds(220), for: .monitoring)))
+        #expect(machine.armed == DeviceSleepMachine.Alarm(kind: .monitoring, at: seconds(220)))
+        _ = machine.handle(.sleepAnnounced(now: seconds(101)))
         _ = machine.handle(.prepared(now: seconds(101)))
         #expect(machine.handle(.resumed(now: seconds(220))).contains(.runWork(.monitoring)))
         #expect(machine.nextWake(of: .monitoring, from: seconds(220)) == seconds(520))  // 120 s after, but its budget: 5 min
@@ -292,7 +304,7 @@ struct DeviceSleepMachineTests {
         #expect(machine.handle(.sleepAnnounced(now: seconds(233))).contains(.armAlarm(at: seconds(238), for: .poll)))
         #expect(
             machine.handle(.prepared(now: seconds(236)))
-                == [.armAlarm(at: seconds(241), for: .poll), .say(.alarmArmed(.poll, in: seconds(5))), .scheduleTimer(at: seconds(241)), .releaseDelayLock]
+                == [.armAlarm(at: seconds(241), for: .poll), .say(.alarmArmed(.poll, in: seconds(5))), .releaseDelayLock, .scheduleTimer(at: seconds(241))]
         )
     }
 
@@ -365,7 +377,7 @@ struct DeviceSleepMachineTests {
         #expect(machine.heldFor == "location always")
         // `rtcwake -m mem -s 40` at 10 s, straight to the kernel: read at the resume.
         let resumed = machine.handle(.timeAsleep(total: seconds(43), now: seconds(51)))
-        #expect(resumed == [.disarmAlarm, .resume(asleep: seconds(40)), .say(.sleptUnannounced(asleep: seconds(40)))])
+        #expect(resumed == [.resume(asleep: seconds(40)), .say(.sleptUnannounced(asleep: seconds(40)))])
         #expect(!resumed.contains(.takeDelayLock), "no preparation released the delay lock")
         #expect(machine.heldFor == "location always", "the rules still hold the device")
         // A clock set (the wall clock jumped, the time asleep did not grow), or a blink shorter
@@ -387,11 +399,13 @@ struct DeviceSleepMachineTests {
         let gap = resumed.firstIndex(of: .resume(asleep: seconds(190)))
         let work = resumed.firstIndex(of: .runWork(.refresh))
         #expect(gap != nil && work != nil && gap! < work!, "the gap comes before the wake's first fix")
-        // Suspended again before its fix: the work stays due, its wake not counted.
+        // Suspended again before its fix: the work stays due, its wake not counted, and it runs
+        // again at once (the device is awake).
         let again = machine.handle(.timeAsleep(total: seconds(250), now: seconds(265)))
         #expect(again.first == .say(.workInterrupted(.refresh)))
         #expect(again.contains(.say(.sleptUnannounced(asleep: seconds(60)))))
-        #expect(machine.nextWake(of: .refresh, from: seconds(265)) == seconds(265))
+        #expect(again.contains(.say(.workDue(.refresh, late: seconds(65)))))
+        #expect(again.contains(.runWork(.refresh)))
     }
 
     @Test func anAnnouncedSleepIsNotToldAgainAsUnannounced() {
