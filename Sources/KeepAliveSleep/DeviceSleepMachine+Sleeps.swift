@@ -14,9 +14,8 @@ extension DeviceSleepMachine {
         let interrupted = interruptWork()
         // Armed before anything else (if it must move): a system whose delay is shorter than
         // the preparation suspends without waiting for it, and must still wake for the work.
-        let alarm = nextAlarm(from: now)
-        phase = .preparing(since: now, alarm: alarm)
-        let rearm = alarm == armed ? [] : setArmed(alarm, now: now)
+        phase = .preparing(since: now, alarm: armed)
+        let rearm = rearmForSleep(now: now)
         var actions: [Action] = interrupted + [.say(.sleepAnnounced(heldFor: heldFor))] + rearm
         if heldFor != nil {
             heldFor = nil
