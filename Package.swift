@@ -5,6 +5,7 @@ import PackageDescription
 /// library, the mocks and the shared support.
 let integrationDependencies: [Target.Dependency] = [
     "keepalive",
+    "gnss-receiver",
     "LocationKeepAlive",
     "LocationKeepAliveMocks",
     "DeliveryMocks",
@@ -30,6 +31,7 @@ let package = Package(
         .library(name: "KeepAliveMonitoring", targets: ["KeepAliveMonitoring"]),
         .library(name: "KeepAliveGeoClue", targets: ["KeepAliveGeoClue"]),
         .library(name: "KeepAliveSleep", targets: ["KeepAliveSleep"]),
+        .library(name: "KeepAliveReceiver", targets: ["KeepAliveReceiver"]),
         .library(name: "LocationKeepAliveMocks", targets: ["LocationKeepAliveMocks"]),
         .library(name: "DeliveryMocks", targets: ["DeliveryMocks"]),
         .executable(name: "keepalive", targets: ["keepalive"]),
@@ -126,6 +128,11 @@ let package = Package(
             name: "KeepAliveSleep",
             dependencies: ["KeepAliveCore", "KeepAliveBus", "CSDBus", "CWakeAlarm"]
         ),
+        // The receiver's power: a u-blox through gpsd, a modem's GNSS through ModemManager, gpsd's hook.
+        .target(
+            name: "KeepAliveReceiver",
+            dependencies: ["KeepAliveCore", "KeepAliveBus"]
+        ),
         .target(
             name: "KeepAliveGeoClue",
             dependencies: ["KeepAliveCore", "KeepAliveBus", "CSDBus", .product(name: "Logging", package: "swift-log")]
@@ -185,6 +192,7 @@ let package = Package(
             dependencies: [
                 "KeepAliveCore", "KeepAliveAudio", "KeepAliveHost", "KeepAliveHostProtocol", "KeepAliveJournal", "KeepAliveDelivery",
                 "KeepAliveService", "KeepAliveSimulation", "KeepAliveMonitoring", "KeepAliveGeoClue", "KeepAliveSleep",
+                "KeepAliveReceiver",
             ]
         ),
         // Test doubles, each depending only on what it stands in for.
@@ -192,8 +200,20 @@ let package = Package(
             name: "LocationKeepAliveMocks",
             dependencies: ["KeepAliveCore", .product(name: "Clocks", package: "swift-clocks")],
             path: "Mocks",
-            exclude: ["Fixtures/README.md", "Delivery"],
+            exclude: ["Fixtures/README.md", "Delivery", "Receiver"],
             resources: [.copy("Fixtures/nmea"), .copy("Fixtures/agreement"), .copy("Fixtures/tracks")]
+        ),
+        // A GNSS receiver that can be switched off, simulated under the real gpsd: the model, and
+        // `gnss-receiver`, which runs it on a pseudo-terminal.
+        .target(
+            name: "ReceiverSimulation",
+            dependencies: ["KeepAliveCore", "KeepAliveReceiver"],
+            path: "Mocks/Receiver/Simulation"
+        ),
+        .executableTarget(
+            name: "gnss-receiver",
+            dependencies: ["ReceiverSimulation", "KeepAliveCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Mocks/Receiver/Command"
         ),
         .target(
             name: "DeliveryMocks",
@@ -213,6 +233,7 @@ let package = Package(
                 "KeepAliveService",
                 "KeepAliveSimulation",
                 "KeepAliveMonitoring",
+                "KeepAliveReceiver",
                 "CSockets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -299,6 +320,10 @@ let package = Package(
         .testTarget(
             name: "KeepAliveHostProtocolTests",
             dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveHostProtocol", "KeepAliveMonitoring"]
+        ),
+        .testTarget(
+            name: "KeepAliveReceiverTests",
+            dependencies: ["TestWaiting", "KeepAliveCore", "KeepAliveReceiver", "ReceiverSimulation"]
         ),
         .testTarget(
             name: "KeepAliveSleepTests",

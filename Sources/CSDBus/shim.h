@@ -27,7 +27,7 @@
     X(sd_bus_track_new) X(sd_bus_track_add_name) X(sd_bus_track_unref) \
     X(sd_bus_error_set) X(sd_bus_error_free) X(sd_pid_get_session) X(sd_session_is_active) \
     X(sd_bus_call) X(sd_bus_match_signal) X(sd_bus_get_property) \
-    X(sd_bus_message_enter_container) X(sd_bus_message_exit_container)
+    X(sd_bus_message_enter_container) X(sd_bus_message_exit_container) X(sd_bus_message_skip)
 
 typedef struct {
 #define CSDBUS_FIELD(name) __typeof__(&name) name;

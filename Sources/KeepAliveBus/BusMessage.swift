@@ -68,6 +68,9 @@ package struct BusMessage {
     /// Leaves the container entered last.
     package func exit() { _ = api.pointee.sd_bus_message_exit_container!(pointer) }
 
+    /// Passes over the next values of `types` (a signature, such as `a{sv}`).
+    package func skip(_ types: String) { _ = api.pointee.sd_bus_message_skip!(pointer, types) }
+
     // MARK: Writing
 
     @discardableResult

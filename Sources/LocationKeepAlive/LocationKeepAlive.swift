@@ -11,3 +11,4 @@
 @_exported public import KeepAliveService
 @_exported public import KeepAliveSimulation
 @_exported public import KeepAliveSleep
+@_exported public import KeepAliveReceiver

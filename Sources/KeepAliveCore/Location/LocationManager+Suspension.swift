@@ -6,6 +6,7 @@ extension LocationManager {
     public func closeSessionForSuspension() {
         let session = state.withLock { state in
             defer {
+                if state.session != nil { state.power?.demand(false) }
                 state.session = nil
                 state.sessionGeneration = state.nextID()  // its end is not the consumers' end
                 state.cachedLocation = nil

@@ -33,19 +33,27 @@ public final class LocationManager: Sendable {
     ///   - wallClock: the current date, for ``LocationFilter/maximumAge`` and cached-fix age when
     ///     the source has no clock of its own (``LocationSource/currentDate``; a replay has one).
     ///   - authorization: enforces the app's authorization: see ``LocationAccess``.
+    ///   - receiverPower: switches the receiver on while a session needs it and off as soon as
+    ///     none does (`nil`: the receiver is left as gpsd leaves it). See "The receiver's power".
     public init(
         source: any LocationSource,
         authorization: LocationAuthorizationManager? = nil,
         clock: some Clock<Duration> = DispatchClock(),
         wallClock: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger = Logger(label: "LocationKeepAlive.location")
+        logger: Logger = Logger(label: "LocationKeepAlive.location"),
+        receiverPower: ReceiverPowerSwitch? = nil
     ) {
         self.source = source
         self.authorization = authorization
         self.time = TimeSource(clock)
         self.wallClock = wallClock
         self.logger = logger
+        self.receiverPower = receiverPower
+        state.withLock { $0.power = receiverPower }
     }
+
+    /// The receiver's power switch, if it has one.
+    public let receiverPower: ReceiverPowerSwitch?
 
     deinit {
         let consumers = state.withLock { state in
@@ -137,8 +145,10 @@ public final class LocationManager: Sendable {
 
     /// One fix: the first that meets `desiredAccuracy` (metres) and is younger than `maximumAge`.
     ///
-    /// A cached fix that meets both returns at once (only when `maximumAge` is given). At the
-    /// timeout it throws ``LocationError/Code/locationUnknown`` carrying the best fix seen.
+    /// A cached fix that meets both returns at once (only when `maximumAge` is given). A coarse
+    /// request (``coarseAccuracy`` or more) is answered from ``lastFix()`` when, grown, it meets
+    /// both, and powers no receiver. At the timeout it throws
+    /// ``LocationError/Code/locationUnknown`` carrying the best fix seen.
     public func requestLocation(
         desiredAccuracy: Double? = nil,
         maximumAge: Duration? = nil,
@@ -154,6 +164,9 @@ public final class LocationManager: Sendable {
         guard timeout > .zero else {
             throw LocationError.invalidOptions("timeout must be positive, not \(timeout.secondsText)")
         }
+        // A coarse request (a kilometre or more) is answered from the last fix, grown, when it
+        // is good enough: the receiver is never powered for it.
+        if let coarse = coarseAnswer(filter) { return coarse }
         let now = currentDate()
         // The cached fix is taken under the lock that judged it: a report between two locks could
         // take it away.
@@ -200,6 +213,7 @@ public final class LocationManager: Sendable {
             let generation = state.nextID()
             state.sessionGeneration = generation
             watchAuthorization(&state)
+            state.power?.demand(true)
             state.session = Task { [weak self, source] in
                 do {
                     // Events are dispatched on the source's thread: no hop per fix.
@@ -266,6 +280,8 @@ public final class LocationManager: Sendable {
             if case .report(let report) = event {
                 if let location = report.location {
                     state.cachedLocation = location
+                    state.lastFix = location
+                    state.power?.fixArrived()
                 } else if !report.mode.hasPosition {
                     state.cachedLocation = nil  // never hand out a fix after it was lost
                 }
@@ -295,6 +311,7 @@ public final class LocationManager: Sendable {
         let ended: [StreamConsumer]? = state.withLock { state in
             guard state.sessionGeneration == generation else { return nil }
             state.session = nil
+            state.power?.demand(false)
             let consumers = Array(state.streams.values)
             state.streams.removeAll()
             // A request after a replay's end sees nothing new: name the last fix it did give.
@@ -411,6 +428,9 @@ extension LocationManager {
         var backgroundSessions = 0
         var access: LocationAccess = .deliver(reduced: false)
         var cachedLocation: Location?
+        /// The last fix received, kept through a loss and a suspension: coarse answers grow from it.
+        var lastFix: Location?
+        var power: ReceiverPowerSwitch?
         var restartsAfterSuspension = 0
         private var lastID = 0
 
@@ -421,6 +441,7 @@ extension LocationManager {
 
         mutating func stopSessionIfIdle() {
             guard streams.isEmpty, oneShots.values.allSatisfy({ $0.result != nil }) else { return }
+            if session != nil { power?.demand(false) }
             session?.cancel()
             session = nil
         }
