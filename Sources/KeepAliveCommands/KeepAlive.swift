@@ -12,7 +12,7 @@ package struct KeepAlive: AsyncParsableCommand {
         version: PackageVersion.current,
         subcommands: [
             Locate.self, Watch.self, Monitor.self, Run.self, Simulate.self, Auth.self, HostCommand.self, Upload.self, JournalCommand.self,
-            Export.self,
+            Export.self, Receiver.self,
         ]
     )
 

@@ -137,6 +137,10 @@ package struct Output {
             object["event"] = "sleep"
             Self.describe(sleep: notice, in: &object)
             text = notice.description
+        case .receiver(let note):
+            object["event"] = "receiver"
+            Self.describe(receiver: note, in: &object)
+            text = note.description
         case .fix, .status, .locationEvent:
             return
         }
@@ -144,6 +148,23 @@ package struct Output {
             Console.out(object.bytes)
         } else {
             Console.out("[\(ISO8601Text.string(now))] \(text)\n")
+        }
+    }
+
+    /// A change of the receiver's power, in `object`: `"receiver": "on"`, `"off"`, `"fixed"`,
+    /// `"failed"` or `"refreshing"`, with the way, the start and the seconds.
+    static func describe(receiver note: ReceiverPowerNote, in object: inout JSONLine) {
+        switch note {
+        case .on(let way, let start):
+            (object["receiver"], object["way"], object["start"]) = ("on", .string(way.rawValue), .string(start.rawValue))
+        case .fixed(let start, let time):
+            (object["receiver"], object["start"], object["time_to_fix"]) = ("fixed", .string(start.rawValue), .number(time.seconds))
+        case .off(let way, let wasOn):
+            (object["receiver"], object["way"], object["seconds_on"]) = ("off", .string(way.rawValue), .number(wasOn.seconds))
+        case .failed(let way, let reason):
+            (object["receiver"], object["way"], object["message"]) = ("failed", .string(way.rawValue), .string(reason))
+        case .refreshing(let time):
+            (object["receiver"], object["seconds"]) = ("refreshing", .number(time.seconds))
         }
     }
 

@@ -53,6 +53,11 @@ extension KeepAliveStrategyKind: WrittenAsText {
     static var choices: [String] { allCases.map(\.rawValue) }
 }
 
+extension ReceiverPowerWay: WrittenAsText {
+    init?(parsing text: String) { self.init(rawValue: text) }
+    static var choices: [String] { allCases.map(\.rawValue) }
+}
+
 extension LocationAuthorization: WrittenAsText {
     init?(parsing text: String) { self.init(rawValue: text) }
     static var choices: [String] { allCases.map(\.rawValue) }

@@ -42,6 +42,16 @@ extension KeepAlive {
         @OptionGroup(title: "Device sleep") var deviceSleep: DeviceSleepOptions
 
         @Option(
+            name: .customLong("receiver-power"),
+            help: ArgumentHelp(
+                "How the GNSS receiver is powered down between fixes: auto (the first that works here), ubx (a u-blox, through gpsd), "
+                    + "modemmanager (a modem's GNSS), hook (gpsd's device-hook), off.",
+                valueName: "way"
+            )
+        )
+        var receiverPower: Parsed<ReceiverPowerWay> = "auto"
+
+        @Option(
             name: .customLong("mode"),
             help: ArgumentHelp(
                 "Monitoring: what is journaled, OwnTracks' modes (or their numbers -1, 0, 1, 2); every fix of the watch without it.",
@@ -212,7 +222,8 @@ extension KeepAlive {
             if delivery.isRequested, let journalCommands {
                 journal = try openJournal(journalCommands, into: &configuration, output: output)
             }
-            let manager = try source.makeManager(authorization: authorization)
+            let power = try await source.makeReceiverPower(receiverPower.value)
+            let manager = try source.makeManager(authorization: authorization, receiverPower: power)
             let service = KeepAliveService(configuration: configuration, locationManager: manager, authorization: authorization)
             try await serve(service, journal: journal, output: output, interrupts: interrupts, hangups: hangups)
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
+import KeepAliveReceiver
 
 /// Where fixes come from, and how they are filtered: shared by every command.
 struct SourceOptions: ParsableArguments {
@@ -109,7 +110,19 @@ struct SourceOptions: ParsableArguments {
         )
     }
 
-    func makeManager(authorization: LocationAuthorizationManager?) throws -> LocationManager {
+    /// The receiver's power switch `way` asks for (`nil` for a replay, or `off`); a way named
+    /// that cannot work here fails, saying why.
+    func makeReceiverPower(_ way: ReceiverPowerWay) async throws -> ReceiverPowerSwitch? {
+        guard replay == nil, way != .off else { return nil }
+        let (host, port) = try endpoint()
+        do {
+            return ReceiverPowerSwitch(control: try await ReceiverPower.choose(way, gpsdHost: host, gpsdPort: port))
+        } catch {
+            throw ValidationError("--receiver-power \(way): \(error)")
+        }
+    }
+
+    func makeManager(authorization: LocationAuthorizationManager?, receiverPower: ReceiverPowerSwitch? = nil) throws -> LocationManager {
         if let replay {
             // The log starts playing now, as a receiver would be running when the command starts.
             // `-` is standard input, read as a stream like any pipe.
@@ -119,6 +132,6 @@ struct SourceOptions: ParsableArguments {
             return LocationManager(source: source, authorization: authorization)
         }
         let (host, port) = try endpoint()
-        return LocationManager(source: GPSDSource(host: host, port: port), authorization: authorization)
+        return LocationManager(source: GPSDSource(host: host, port: port), authorization: authorization, receiverPower: receiverPower)
     }
 }

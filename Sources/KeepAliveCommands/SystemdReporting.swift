@@ -26,6 +26,8 @@ final class SystemdReporting: Sendable {
         var keepAlive: String?
         /// The device's sleep: held awake and why, or allowed to sleep.
         var sleep: String?
+        /// The receiver's power: which way, on or off.
+        var receiver: String?
         var queue: Int?
         var lastStatus: ContinuousClock.Instant?
         var lastQueueCheck: ContinuousClock.Instant?
@@ -89,6 +91,12 @@ final class SystemdReporting: Sendable {
                 urgent = true
             case .sleep:
                 break
+            case .receiver(.on(let way, let start)):
+                state.receiver = "receiver on (\(way), \(start) start)"
+            case .receiver(.off(let way, _)):
+                state.receiver = "receiver off (\(way))"
+            case .receiver:
+                break
             case .decision, .authorizationChanged, .callback, .status, .stopped:
                 break
             }
@@ -130,6 +138,7 @@ final class SystemdReporting: Sendable {
         var parts = ["\(state.appState), \(state.strategy)"]
         if let keepAlive = state.keepAlive { parts.append(keepAlive) }
         if let sleep = state.sleep { parts.append("device \(sleep)") }
+        if let receiver = state.receiver { parts.append(receiver) }
         var location = "location: \(state.location)"
         if state.fixes > 0 {
             location += ", \(state.fixes) fixes"

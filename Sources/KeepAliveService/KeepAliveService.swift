@@ -91,6 +91,8 @@ public struct KeepAliveService: Sendable {
         case callback
         /// The device's sleep: a lock taken or released, a sleep, a resume, a wake.
         case sleep(SleepNotice)
+        /// The receiver's power: switched on or off, a start's time to first fix, a refresh.
+        case receiver(ReceiverPowerNote)
         /// Something failed and the service goes on.
         case error(String)
         /// Stopped gracefully.
@@ -141,6 +143,7 @@ public struct KeepAliveService: Sendable {
             output(event)
         }
         let (commands, post) = AsyncStream.makeStream(of: ApplicationCommand.self)
+        locationManager.receiverPower?.tell { emit(.receiver($0)) }
         let wiring = ServiceWiring(self, post: { post.yield($0) }, emit: emit)
         let app = ServiceApp(self, wiring: wiring)
         emit(.started(profile: configuration.profile.name, strategy: configuration.strategy.rawValue, authorization: app.model.authorization))

@@ -71,7 +71,8 @@ final class ServiceApp {
                     emit(.pulse(length: pulse, device: device, error: error))
                     audio.finished(id, error: error)
                 case .locationRequest(let id, let result):
-                    if case .success(let fix) = result {
+                    // A keep-alive poll answers from the last fix: journaled once, not each time.
+                    if case .success(let fix) = result, wiring.isNewPoll(fix) {
                         wiring.record(fix) { emit(.poll(result)) }
                     } else {
                         emit(.poll(result))

@@ -18,6 +18,15 @@ struct ServiceMetrics: Sendable {
     private let heldAwake = Gauge(label: "keepalive_device_held_awake")
     private let heldAwakeSeconds = FloatingPointCounter(label: "keepalive_device_held_awake_seconds_total")
     private let sleeps = Counter(label: "keepalive_device_sleeps_total")
+    private let receiverOn = Gauge(label: "keepalive_receiver_on")
+    private let receiverSwitches = Counter(label: "keepalive_receiver_switches_total")
+    private let receiverFailures = Counter(label: "keepalive_receiver_switch_failures_total")
+    private let receiverOnSeconds = FloatingPointCounter(label: "keepalive_receiver_on_seconds_total")
+    private let timeToFix = Dictionary(
+        uniqueKeysWithValues: ReceiverStartKind.allCases.map {
+            ($0, Gauge(label: "keepalive_receiver_time_to_fix_seconds", dimensions: [("start", $0.rawValue)]))
+        }
+    )
     /// Whether the device is held by a wakelock alone (no logind lock to count).
     private let heldByWakelock = Locked(false)
     private let wakes = Dictionary(
@@ -67,6 +76,17 @@ struct ServiceMetrics: Sendable {
             sleeps.increment()
         case .sleep(.woke(let kind, _)):
             wakes[kind]?.increment()
+        case .receiver(.on):
+            receiverOn.record(1)
+            receiverSwitches.increment()
+        case .receiver(.off(_, let wasOn)):
+            receiverOn.record(0)
+            receiverSwitches.increment()
+            receiverOnSeconds.increment(by: wasOn.seconds)
+        case .receiver(.fixed(let start, let time)):
+            timeToFix[start]?.record(time.seconds)
+        case .receiver(.failed):
+            receiverFailures.increment()
         default:
             break
         }

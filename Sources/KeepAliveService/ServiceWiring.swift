@@ -1,3 +1,4 @@
+import FoundationEssentials
 import KeepAliveAudio
 import KeepAliveCore
 import KeepAliveHostProtocol
@@ -22,6 +23,8 @@ final class ServiceWiring: Sendable {
     let emit: @Sendable (KeepAliveService.Event) -> Void
     let post: @Sendable (ApplicationCommand) -> Void
     private let machine: Locked<KeepAliveServiceMachine>
+    /// The time of the last fix a keep-alive poll answered with.
+    private let lastPolled = Locked<Date?>(nil)
 
     init(
         _ service: KeepAliveService,
@@ -59,6 +62,15 @@ final class ServiceWiring: Sendable {
     /// What the machine decides for `event`.
     func decide(_ event: KeepAliveServiceMachine.Event) -> [KeepAliveServiceMachine.Action] {
         machine.withLock { $0.handle(event) }
+    }
+
+    /// Whether a keep-alive poll's `fix` is not the one the last poll answered (they answer from
+    /// the last fix, which stays the same until the receiver gives another).
+    func isNewPoll(_ fix: Location) -> Bool {
+        lastPolled.withLock { last in
+            defer { last = fix.timestamp }
+            return fix.timestamp == nil || fix.timestamp != last
+        }
     }
 
     /// Keeps `fix` in the journal, if there is one.

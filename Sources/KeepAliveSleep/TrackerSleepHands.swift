@@ -33,6 +33,7 @@ public struct TrackerSleepHands: SleepHands {
     /// commit), then the journal committed, then delivery given its bound.
     public func prepareForSleep(within bound: Duration) async {
         locationManager.closeSessionForSuspension()
+        await locationManager.receiverPower?.settled()  // the receiver powered down before the device sleeps
         let journal = journal
         do { try await Self.journalQueue.awaiting { () throws in try journal?.commitNow() } } catch {
             failed("before the sleep, the journal: \(error)")
@@ -51,10 +52,15 @@ public struct TrackerSleepHands: SleepHands {
         delivery?.resume()
     }
 
-    /// A one-shot fix, journaled, then told as a poll.
+    /// A one-shot fix, journaled, then told as a poll. The fix is waited for as long as the
+    /// receiver's start needs (``ReceiverPowerSwitch/fixWait(within:)``: twice its measured time
+    /// to first fix, within `bound`), and where its ephemeris would be stale within the hour it
+    /// keeps tracking long enough to collect it, so that the next wakes start hot.
     public func runWork(_ kind: WakeKind, within bound: Duration) async -> Bool {
+        let started = ContinuousClock.now
         do {
-            let fix = try await locationManager.requestLocation(timeout: bound)
+            let fix = try await locationManager.requestLocation(timeout: locationManager.receiverPower?.fixWait(within: bound) ?? bound)
+            await refreshEphemerisIfDue(within: bound - started.duration(to: .now))
             let polled = polled
             guard let journal else {
                 polled(.success(fix))
@@ -71,6 +77,22 @@ public struct TrackerSleepHands: SleepHands {
             failed("the wake for \(kind.rawValue): \(error)")
         }
         return false
+    }
+
+    /// Keeps the receiver tracking for the ephemeris's collection when it would be stale within
+    /// the hour and `remaining` allows it: about 30 s once every few hours, against 24 s more
+    /// at every wake of a warm start.
+    private func refreshEphemerisIfDue(within remaining: Duration) async {
+        guard let power = locationManager.receiverPower, let refresh = power.ephemerisRefresh(nextWake: .seconds(3600)),
+            refresh > .zero, refresh <= remaining
+        else { return }
+        power.refreshing(for: refresh)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await locationManager.updates { _ in } }
+            group.addTask { try? await ContinuousClock().sleep(for: refresh) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Delivery given `bound` to send what waits, then on again.

@@ -28,7 +28,7 @@ struct ReceiverRunner {
 
     mutating func run() {
         // O_RDWR: the FIFO never reports an end when its writers come and go.
-        let fifo = commands.map { open($0, O_RDWR | O_NONBLOCK) } ?? -1
+        let fifo = commands.map { open($0, O_RDWR | O_NONBLOCK | O_CLOEXEC) } ?? -1
         var pendingCommand: [UInt8] = []
         var nextSecond = (Date().timeIntervalSince1970).rounded(.down) + 1
         while true {

@@ -281,7 +281,10 @@ public final class LocationManager: Sendable {
                 if let location = report.location {
                     state.cachedLocation = location
                     state.lastFix = location
-                    state.power?.fixArrived()
+                    if let power = state.power {
+                        let age = location.timestamp.map { Duration.seconds(max(0, now().timeIntervalSince($0))) }
+                        power.fixArrived(age: age)
+                    }
                 } else if !report.mode.hasPosition {
                     state.cachedLocation = nil  // never hand out a fix after it was lost
                 }

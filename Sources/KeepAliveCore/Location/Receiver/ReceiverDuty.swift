@@ -10,8 +10,9 @@ public struct ReceiverDuty: Sendable {
     public enum Event: Sendable, Hashable {
         /// A session needs the receiver (`true`), or none does any more.
         case demand(Bool)
-        /// A fix came.
-        case fix
+        /// A fix came, `age` old (on the source's clock; `nil` unknown). A fix older than the time
+        /// since the switch on was made before it (gpsd's last, answering a poll): no first fix.
+        case fix(age: Duration?)
         /// A switch was tried and failed; the receiver is taken to be as it was.
         case switchFailed(on: Bool, reason: String)
     }
@@ -41,6 +42,9 @@ public struct ReceiverDuty: Sendable {
     private var onSince: Duration?
     private var pendingStart: ReceiverStartKind?
     private var trackingSince: Duration?
+    /// Whether it was ever switched off by us: before that, its state is unknown (it may have
+    /// been tracking for hours), and its first fix measures no start.
+    private var knownOff = false
 
     /// A receiver thought off, switched `way`.
     public init(way: ReceiverPowerWay, keepsBackup: Bool, model: ReceiverStartModel = ReceiverStartModel()) {
@@ -55,21 +59,24 @@ public struct ReceiverDuty: Sendable {
         case .demand(true):
             guard !isOn else { return [] }
             let start = expectedStart(at: now)
-            (isOn, onSince, pendingStart, trackingSince) = (true, now, start, nil)
+            (isOn, onSince, pendingStart, trackingSince) = (true, now, knownOff ? start : nil, knownOff ? nil : now)
             return [.switchOn, .note(.on(way: way, start: start))]
         case .demand(false):
             guard isOn else { return [] }
             noteTracking(at: now)
             let wasOn = onSince.map { now - $0 } ?? .zero
-            (isOn, onSince, pendingStart, trackingSince) = (false, nil, nil, nil)
+            (isOn, onSince, pendingStart, trackingSince, knownOff) = (false, nil, nil, nil, true)
             return [.switchOff, .note(.off(way: way, wasOn: wasOn))]
-        case .fix:
-            guard isOn else { return [] }
+        case .fix(let age):
+            guard isOn, let onSince else { return [] }
+            if let age, age >= now - onSince { return [] }  // made before the switch on
             noteTracking(at: now)
-            guard let start = pendingStart, let onSince else { return [] }
+            guard pendingStart != nil else { return [] }
             pendingStart = nil
             trackingSince = now
+            // The start it was, by its time: the prediction is the model's, the receiver's is real.
             let timeToFix = now - onSince
+            let start = model.kind(ofTimeToFix: timeToFix)
             measured[start] = timeToFix
             return [.note(.fixed(start: start, timeToFix: timeToFix))]
         case .switchFailed(let on, let reason):

@@ -13,7 +13,7 @@ public final class ReceiverPowerSwitch: Sendable {
     private let control: any ReceiverPowerControl
     private let now: @Sendable () -> Duration
     private let state: Locked<State>
-    private let notes: @Sendable (ReceiverPowerNote) -> Void
+    private let notes: Locked<@Sendable (ReceiverPowerNote) -> Void>
 
     private struct State {
         var duty: ReceiverDuty
@@ -36,7 +36,7 @@ public final class ReceiverPowerSwitch: Sendable {
     ) {
         self.control = control
         self.now = now
-        self.notes = notes
+        self.notes = Locked(notes)
         state = Locked(State(duty: ReceiverDuty(way: control.way, keepsBackup: control.keepsBackup, model: model)))
     }
 
@@ -44,6 +44,10 @@ public final class ReceiverPowerSwitch: Sendable {
     /// is Linux's `CLOCK_BOOTTIME`.
     public static let bootTime: @Sendable () -> Duration = { origin.duration(to: .now) }
     private static let origin = ContinuousClock.now
+
+    /// Tells each change to `sink` from now on, instead of the one given at creation (a service
+    /// made after its switch).
+    public func tell(_ sink: @escaping @Sendable (ReceiverPowerNote) -> Void) { notes.withLock { $0 = sink } }
 
     /// The receiver's power as last decided: the duty's state.
     public var duty: ReceiverDuty { state.withLock { $0.duty } }
@@ -54,10 +58,10 @@ public final class ReceiverPowerSwitch: Sendable {
     /// A session needs the receiver, or none does any more. Returns at once.
     public func demand(_ needed: Bool) { feed(.demand(needed)) }
 
-    /// A fix came. Returns at once.
-    public func fixArrived() {
+    /// A fix came, `age` old on the source's clock (`nil`: unknown). Returns at once.
+    public func fixArrived(age: Duration?) {
         guard state.withLock({ $0.duty.isOn }) else { return }
-        feed(.fix)
+        feed(.fix(age: age))
     }
 
     /// How long a wake should wait for its fix, within `bound` (``ReceiverDuty/fixWait(within:at:)``).
@@ -72,6 +76,9 @@ public final class ReceiverPowerSwitch: Sendable {
         let now = now()
         return state.withLock { $0.duty.ephemerisRefresh(at: now, nextWake: nextWake) }
     }
+
+    /// Tells that a wake keeps the receiver on `time` to collect the ephemeris.
+    public func refreshing(for time: Duration) { notes.read { $0 }(.refreshing(for: time)) }
 
     /// Waits until every switch decided so far is done.
     public func settled() async {
@@ -108,7 +115,7 @@ public final class ReceiverPowerSwitch: Sendable {
             return state.queue.removeFirst()
         }) {
             switch action {
-            case .note(let note): notes(note)
+            case .note(let note): notes.read { $0 }(note)
             case .switchOn, .switchOff:
                 let on = action == .switchOn
                 do throws(ReceiverPowerError) {
@@ -118,7 +125,8 @@ public final class ReceiverPowerSwitch: Sendable {
                     let failure = ReceiverDuty.Event.switchFailed(on: on, reason: error.description)
                     let now = now()
                     let more = state.withLock { $0.duty.handle(failure, at: now) }
-                    more.forEach { if case .note(let note) = $0 { notes(note) } }
+                    let sink = notes.read { $0 }
+                    more.forEach { if case .note(let note) = $0 { sink(note) } }
                 }
             }
         }

@@ -60,6 +60,13 @@ public struct ReceiverStartModel: Sendable, Hashable {
         }
     }
 
+    /// The start a measured time to first fix was: the kind whose time it is nearest (halfway
+    /// between two kinds' times, the longer).
+    public func kind(ofTimeToFix time: Duration) -> ReceiverStartKind {
+        if time <= (hotTimeToFix + warmTimeToFix) / 2 { return .hot }
+        return time <= (warmTimeToFix + coldTimeToFix) / 2 ? .warm : .cold
+    }
+
     /// The error (metres) of the fix `sinceFirstFix` after the first fix of a `kind` start.
     public func error(after kind: ReceiverStartKind, sinceFirstFix: Duration) -> Double {
         let first = firstFixError[kind] ?? convergedError
