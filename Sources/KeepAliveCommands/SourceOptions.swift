@@ -110,13 +110,15 @@ struct SourceOptions: ParsableArguments {
         )
     }
 
-    /// The receiver's power switch `way` asks for (`nil` for a replay, or `off`); a way named
-    /// that cannot work here fails, saying why.
+    /// The receiver's power switch `way` asks for (`nil` for a replay, for `off`, and for `auto`
+    /// where nothing switches the receiver); a way named that cannot work here fails, saying why.
     func makeReceiverPower(_ way: ReceiverPowerWay) async throws -> ReceiverPowerSwitch? {
         guard replay == nil, way != .off else { return nil }
         let (host, port) = try endpoint()
         do {
-            return ReceiverPowerSwitch(control: try await ReceiverPower.choose(way, gpsdHost: host, gpsdPort: port))
+            let control = try await ReceiverPower.choose(way, gpsdHost: host, gpsdPort: port)
+            // Nothing to switch (`auto` found no way): the receiver stays on, and polls get new fixes.
+            return control.way == .off ? nil : ReceiverPowerSwitch(control: control)
         } catch {
             throw ValidationError("--receiver-power \(way): \(error)")
         }

@@ -119,15 +119,30 @@ final class ServiceLocationProvider: KeepAliveLocationProvider {
         lastID += 1
         let id = lastID
         pending[id] = completion
-        // The keep-alive poll answers from the last fix and never powers the receiver: on iOS
-        // the poll that keeps an app alive is nearly free, here a fix would keep the GNSS on.
-        let result: Result<Location, LocationError>
-        do throws(LocationError) {
-            result = .success(try manager.keepAlivePoll())
-        } catch {
-            result = .failure(error)
+        // With the receiver's power switched, the keep-alive poll answers from the last fix and
+        // never powers it: on iOS the poll that keeps an app alive is nearly free, here a fix
+        // would keep the GNSS on. With nothing to switch, it asks for a fix, as before.
+        if manager.receiverPower != nil {
+            let result: Result<Location, LocationError>
+            do throws(LocationError) {
+                result = .success(try manager.keepAlivePoll())
+            } catch {
+                result = .failure(error)
+            }
+            effects.add { [post] in post(.deliver(.locationRequest(id: id, result: result))) }
+            return
         }
-        effects.add { [post] in post(.deliver(.locationRequest(id: id, result: result))) }
+        effects.add { [manager, post] in
+            let result: Result<Location, LocationError>
+            do {
+                result = .success(try await manager.requestLocation(timeout: timeout))
+            } catch let error as LocationError {
+                result = .failure(error)
+            } catch {
+                result = .failure(LocationError(.locationUnknown, "\(error)"))
+            }
+            post(.deliver(.locationRequest(id: id, result: result)))
+        }
     }
 
     func finished(_ id: Int, result: Result<Location, LocationError>) {
