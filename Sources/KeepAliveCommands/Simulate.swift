@@ -48,6 +48,9 @@ extension KeepAlive {
 
         @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
 
+        @Flag(help: "Print the energy model's table instead: each strategy on each device profile (receiver on, device awake, mWh per hour, hours on battery).")
+        var energy = false
+
         @Option(help: ArgumentHelp("How long to simulate.", valueName: "duration"))
         var duration: Parsed<Duration> = "24h"
 
@@ -114,6 +117,7 @@ extension KeepAlive {
         }
 
         func run() throws {
+            if energy { return Console.out(EnergyModel().table()) }
             if let benchmark { return try runBenchmark(benchmark) }
             var simulator = try makeSimulator()
             simulator.recordsTimeline = plot != nil
