@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import TestWaiting
 
 /// A system bus of the test's own (`dbus-daemon` with a configuration that lets anyone own any

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import TestWaiting
 
 /// `gnss-receiver` (a simulated u-blox M8 on a pseudo-terminal) and a real gpsd that opens it
