@@ -159,6 +159,16 @@ package final class SDBus {
         return BusMessage(api, reply)
     }
 
+    /// Whether `name` has an owner on the bus now: asked before calling a service that the bus
+    /// would otherwise start on demand (D-Bus activation) or answer with a timeout.
+    package func hasOwner(_ name: String) throws(BusFailure) -> Bool {
+        let reply = try call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameHasOwner") {
+            $0.append(name)
+        }
+        defer { reply.release() }
+        return reply.readBool() == true
+    }
+
     /// Reads `property` of `interface` at `path` on `destination`: the reply, positioned at the
     /// value's variant of `type` (entered), to ``BusMessage/release()`` once read.
     package func property(_ destination: String, path: String, interface: String, name: String, type: String) throws(BusFailure) -> BusMessage {

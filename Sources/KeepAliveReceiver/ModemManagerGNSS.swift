@@ -33,12 +33,16 @@ public struct ModemManagerGNSS: ReceiverPowerControl {
     }
 
     /// The first modem whose Location interface can give GPS, if ModemManager has one; throws
-    /// when the system bus or ModemManager cannot be asked.
+    /// when the system bus cannot be asked or ModemManager is not running (it is never started
+    /// for the question: the bus would start an installed one on demand).
     public static func find() async throws(ReceiverPowerError) -> ModemManagerGNSS? {
         try await queue.awaiting { () throws(ReceiverPowerError) in
             let bus = try open()
+            guard (try? bus.hasOwner(service)) == true else {
+                throw ReceiverPowerError("ModemManager is not on the system bus: is it running? (`systemctl status ModemManager`)")
+            }
             for modem in try modems(on: bus) {
-                guard let capabilities = try? read(UInt32.self, "Capabilities", of: modem, on: bus) else { continue }
+                guard let capabilities = try? property("Capabilities", of: modem, on: bus, { $0.readUInt32() }) else { continue }
                 let unmanaged = capabilities & Source.gpsUnmanaged
                 let sources = unmanaged != 0 ? unmanaged : capabilities & (Source.gpsRaw | Source.gpsNMEA)
                 if sources != 0 { return ModemManagerGNSS(modem: modem, gpsSources: sources) }
@@ -62,8 +66,8 @@ public struct ModemManagerGNSS: ReceiverPowerControl {
         let modem = modem
         try await Self.queue.awaiting { () throws(ReceiverPowerError) in
             let bus = try Self.open()
-            let enabled = try Self.read(UInt32.self, "Enabled", of: modem, on: bus)
-            let signals = try Self.read(Bool.self, "SignalsLocation", of: modem, on: bus)
+            let enabled = try Self.property("Enabled", of: modem, on: bus) { $0.readUInt32() }
+            let signals = try Self.property("SignalsLocation", of: modem, type: "b", on: bus) { $0.readBool() }
             do {
                 let reply = try bus.call(Self.service, path: modem, interface: Self.location, member: "Setup") { call in
                     call.append(change(enabled))
@@ -107,16 +111,18 @@ public struct ModemManagerGNSS: ReceiverPowerControl {
         return modems
     }
 
-    private static func read<Value>(_ type: Value.Type, _ name: String, of modem: String, on bus: SDBus) throws(ReceiverPowerError) -> Value {
+    /// The Location interface's property `name` of `modem`, of D-Bus `type`, as `read` takes it.
+    private static func property<Value>(
+        _ name: String, of modem: String, type: String = "u", on bus: SDBus, _ read: (BusMessage) -> Value?
+    ) throws(ReceiverPowerError) -> Value {
         let reply: BusMessage
         do {
-            reply = try bus.property(service, path: modem, interface: location, name: name, type: type == Bool.self ? "b" : "u")
+            reply = try bus.property(service, path: modem, interface: location, name: name, type: type)
         } catch {
             throw ReceiverPowerError("cannot read \(name) of \(modem) from ModemManager: \(error)")
         }
         defer { reply.release() }
-        let value: Any? = type == Bool.self ? reply.readBool() : reply.readUInt32()
-        guard let value = value as? Value else { throw ReceiverPowerError("\(location).\(name) of \(modem) is unreadable") }
+        guard let value = read(reply) else { throw ReceiverPowerError("\(location).\(name) of \(modem) is unreadable") }
         return value
     }
 }

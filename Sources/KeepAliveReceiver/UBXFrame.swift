@@ -1,3 +1,5 @@
+public import KeepAliveCore
+
 /// One UBX message, u-blox's binary protocol: `B5 62`, class, id, a little-endian length, the
 /// payload and an 8-bit Fletcher checksum over class to payload.
 public struct UBXFrame: Sendable, Hashable, CustomStringConvertible {
@@ -62,23 +64,13 @@ extension UBXFrame {
 
     /// UBX-CFG-RST: a controlled software reset of the GNSS only, clearing what a `kind` start
     /// lacks (hot: nothing; warm: the ephemeris; cold: everything kept).
-    public static func reset(_ kind: ResetKind) -> UBXFrame {
+    public static func reset(_ kind: ReceiverStartKind) -> UBXFrame {
         let mask: UInt16 = switch kind {
         case .hot: 0x0000
         case .warm: 0x0001
         case .cold: 0xFFFF
         }
         return UBXFrame(0x06, 0x04, [UInt8(mask & 0xFF), UInt8(mask >> 8), 0x02, 0])
-    }
-
-    /// What a UBX-CFG-RST clears.
-    public enum ResetKind: String, Sendable, Hashable, CaseIterable {
-        /// Nothing: a hot start.
-        case hot
-        /// The ephemeris: a warm start.
-        case warm
-        /// Everything: a cold start.
-        case cold
     }
 
     /// UBX-ACK-ACK for `frame`.

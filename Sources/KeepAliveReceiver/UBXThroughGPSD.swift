@@ -43,7 +43,7 @@ public struct UBXThroughGPSD: ReceiverPowerControl {
     public func switchOff() async throws(ReceiverPowerError) { try await write(UBXFrame.backup.bytes) }
 
     /// A reset of the GNSS (UBX-CFG-RST), for a hot, warm or cold start on purpose.
-    public func reset(_ kind: UBXFrame.ResetKind) async throws(ReceiverPowerError) { try await write(UBXFrame.reset(kind).bytes) }
+    public func reset(_ kind: ReceiverStartKind) async throws(ReceiverPowerError) { try await write(UBXFrame.reset(kind).bytes) }
 
     private func write(_ bytes: [UInt8]) async throws(ReceiverPowerError) {
         let (control, path) = (GPSDControl(host: host, port: port), path)

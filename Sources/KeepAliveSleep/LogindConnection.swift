@@ -24,11 +24,7 @@ final class LogindConnection {
     init(bus: SDBus, signals: @escaping @Sendable (Logind.Signal) -> Void) throws(BusFailure) {
         self.bus = bus
         self.signals = signals
-        let present = try bus.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameHasOwner") {
-            $0.append(Self.name)
-        }
-        defer { present.release() }
-        guard present.readBool() == true else {
+        guard try bus.hasOwner(Self.name) else {
             throw .setup("systemd-logind is not on the system bus (a device without logind does not sleep through it)")
         }
         handlers = .allocate(capacity: 1)

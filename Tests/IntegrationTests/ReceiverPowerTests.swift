@@ -8,6 +8,21 @@ import Testing
 /// starts it hot; ModemManager's path against its stand-in on a private system bus.
 @Suite(.timeLimit(.minutes(3)))
 struct ReceiverPowerTests {
+    /// The stand-in of ModemManager, and its private bus, with an install hint when a part is missing.
+    private func modemManager(capabilities: Int? = nil, commands: String) async throws -> (bus: PrivateSystemBus, standIn: ChildProcess) {
+        guard FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/dbus/__init__.py") else {
+            throw ToolMissing("python3-dbus is not installed (the ModemManager stand-in): run `sudo apt-get install -y python3-dbus` or `scripts/setup`")
+        }
+        let bus = try await PrivateSystemBus(in: NSTemporaryDirectory() + "modemmanager-\(UUID().uuidString.prefix(8))")
+        let standIn = try ChildProcess(
+            Tools.repository.appendingPathComponent("Mocks/Receiver/modemmanager-standin").path,
+            ["--commands", commands, "--log", bus.directory + "/calls.log"] + (capabilities.map { ["--capabilities", "\($0)"] } ?? []),
+            output: bus.directory + "/standin.out", environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
+        )
+        try await eventually("the ModemManager stand-in on the bus", context: { standIn.output }) { standIn.output.contains("ready") }
+        return (bus, standIn)
+    }
+
     @Test func gpsdPassesOurPowerDownToTheReceiverAndTheNextFixIsAHotStart() async throws {
         let rig = try await SimulatedReceiverUnderGPSD()
         let found = try await UBXThroughGPSD.find(host: "127.0.0.1", port: rig.port)
@@ -52,13 +67,8 @@ struct ReceiverPowerTests {
 
     @Test func modemManagersLocationSwitchesTheModemsGNSS() async throws {
         let rig = try await SimulatedReceiverUnderGPSD()
-        let bus = try await PrivateSystemBus()
-        let standIn = try ChildProcess(
-            Tools.repository.appendingPathComponent("Mocks/Receiver/modemmanager-standin").path,
-            ["--commands", rig.commands, "--log", bus.directory + "/calls.log"],
-            output: bus.directory + "/standin.out", environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
-        )
-        try await eventually("the ModemManager stand-in on the bus", context: { standIn.output }) { standIn.output.contains("ready") }
+        let (bus, standIn) = try await modemManager(commands: rig.commands)
+        defer { withExtendedLifetime(standIn) {} }
         func receiver(_ words: String...) async throws -> CommandResult {
             try await runCommand("/usr/bin/env", ["DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", try Tools.keepalive.path, "receiver"] + words)
         }
@@ -78,13 +88,8 @@ struct ReceiverPowerTests {
     }
 
     @Test func aModemWithoutGPSIsRefusedWithAMessage() async throws {
-        let bus = try await PrivateSystemBus()
-        let standIn = try ChildProcess(
-            Tools.repository.appendingPathComponent("Mocks/Receiver/modemmanager-standin").path,
-            ["--commands", "/dev/null", "--log", bus.directory + "/calls.log", "--capabilities", "1"],
-            output: bus.directory + "/standin.out", environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
-        )
-        try await eventually("the ModemManager stand-in on the bus", context: { standIn.output }) { standIn.output.contains("ready") }
+        let (bus, standIn) = try await modemManager(capabilities: 1, commands: "/dev/null")
+        defer { withExtendedLifetime(standIn) {} }
         let result = try await runCommand(
             "/usr/bin/env", ["DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", try Tools.keepalive.path, "receiver", "off", "--receiver-power", "modemmanager"]
         )

@@ -1,3 +1,4 @@
+import KeepAliveCore
 import KeepAliveReceiver
 import Testing
 

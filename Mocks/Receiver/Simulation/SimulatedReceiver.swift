@@ -20,7 +20,7 @@ public struct SimulatedReceiver: Sendable {
         case tracking(start: ReceiverStartKind, since: Double)
         /// Backup mode since `since`: RAM and clock kept, nothing output, woken by input.
         case backup(since: Double)
-        /// Supply cut since `since` (a modem's GNSS switched off keeps its data: see `keepsData`).
+        /// GNSS switched off since `since` (a modem's `AT+QGPSEND`: its engine keeps its data).
         case off(since: Double)
 
         /// Whether it draws the full current (acquiring or tracking).
@@ -64,8 +64,6 @@ public struct SimulatedReceiver: Sendable {
     public private(set) var power: Power
     /// When its ephemeris was last collected (tracked for the model's collection time), if ever.
     public private(set) var ephemerisAt: Double?
-    /// Whether backup power is kept when off (a u-blox with its battery; a modem's engine).
-    public var keepsData = true
     /// Its power log, in order.
     public private(set) var log: [LogEntry] = []
     private let startedAt: Double
@@ -164,7 +162,6 @@ public struct SimulatedReceiver: Sendable {
     private mutating func powerDown(to state: Power, at now: Double, cause: String) {
         advance(to: now)
         power = state
-        if case .off = state, !keepsData { ephemerisAt = nil }
         log.append(LogEntry(at: now, event: state.name, cause: cause))
     }
 

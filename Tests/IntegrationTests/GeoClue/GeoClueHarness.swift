@@ -11,9 +11,9 @@ import Testing
 /// Every process it starts gets `DBUS_SYSTEM_BUS_ADDRESS` and the test's own authorization
 /// store (`XDG_CONFIG_HOME`).
 final class GeoClueHarness {
-    let directory: String
-    let address: String
-    private let bus: ChildProcess
+    private let bus: PrivateSystemBus
+    var directory: String { bus.directory }
+    var address: String { bus.address }
     private(set) var host: ChildProcess?
 
     static let probe = Tools.repository.appendingPathComponent("scripts/geoclue-probe").path
@@ -41,47 +41,22 @@ final class GeoClueHarness {
 
     init() async throws {
         try Self.require()
-        directory = NSTemporaryDirectory() + "geoclue-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory + "/config", withIntermediateDirectories: true)
-        address = "unix:path=\(directory)/system_bus_socket"
-        let configuration = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>system</type>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow user="*"/>
+        bus = try await PrivateSystemBus(
+            in: NSTemporaryDirectory() + "geoclue-\(UUID().uuidString.prefix(8))",
+            policy: """
                 <deny own="*"/>
                 <deny send_type="method_call"/>
-                <allow send_type="signal"/>
-                <allow send_requested_reply="true" send_type="method_return"/>
-                <allow send_requested_reply="true" send_type="error"/>
-                <allow receive_type="method_call"/>
-                <allow receive_type="method_return"/>
-                <allow receive_type="error"/>
-                <allow receive_type="signal"/>
                 <allow send_destination="org.freedesktop.DBus"/>
-              </policy>
-              <include>\(Tools.repository.path)/dbus/keepalive-geoclue.conf</include>
-            </busconfig>
-            """
-        try configuration.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
-        bus = try ChildProcess(
-            "/usr/bin/dbus-daemon", ["--nofork", "--nopidfile", "--config-file=\(directory)/bus.conf"],
-            output: directory + "/bus.log"
+                """,
+            include: Tools.repository.path + "/dbus/keepalive-geoclue.conf"
         )
-        let socket = directory + "/system_bus_socket"
-        try await eventually("dbus-daemon to listen on \(socket)", context: { [bus] in bus.output }) { FileManager.default.fileExists(atPath: socket) }
+        try FileManager.default.createDirectory(atPath: directory + "/config", withIntermediateDirectories: true)
     }
 
     /// Kills the host and the bus without waiting for them (nothing can be awaited here, and
     /// `waitUntilExit()` must not be called from a task: ProcessEnd.swift); Foundation reaps them.
     deinit {
-        host?.signal(SIGKILL)
-        bus.signal(SIGKILL)
-        try? FileManager.default.removeItem(atPath: directory)
+        host?.signal(SIGKILL)  // the bus goes with it, and its folder
     }
 
     /// What every process of the test is started with.
