@@ -57,6 +57,8 @@ struct Receiver: AsyncParsableCommand {
         case let ubx as UBXThroughGPSD: "ubx, \(ubx.path) through gpsd at \(ubx.host):\(ubx.port)"
         case let modem as ModemManagerGNSS: "modemmanager, \(modem.modem) (GPS sources \(modem.gpsSources))"
         case let hook as DeviceHookPower: "hook, gpsd runs \(hook.path)"
+        case let finder as ReceiverPowerFinder where !finder.isDecided:
+            "\(finder.way), not decided yet: gpsd has not identified its receiver (it opens a device for its first watcher)"
         default: "off: nothing switches the receiver here"
         }
     }

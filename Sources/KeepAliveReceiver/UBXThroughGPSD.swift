@@ -26,9 +26,27 @@ public struct UBXThroughGPSD: ReceiverPowerControl {
 
     /// The first device gpsd drives with its u-blox driver, if any; throws if gpsd cannot be asked.
     public static func find(host: String = "localhost", port: Int = 2947) async throws(ReceiverPowerError) -> UBXThroughGPSD? {
+        if case .found(let ubx) = try await search(host: host, port: port) { return ubx }
+        return nil
+    }
+
+    /// What gpsd's devices say of a u-blox.
+    enum Search {
+        /// gpsd drives one with its u-blox driver.
+        case found(UBXThroughGPSD)
+        /// None yet, but gpsd has a device it has not identified (not opened since it started).
+        case notYet
+        /// None: every device identified, none a u-blox.
+        case none
+    }
+
+    static func search(host: String, port: Int) async throws(ReceiverPowerError) -> Search {
         let control = GPSDControl(host: host, port: port)
         let devices = try await queue.awaiting { () throws(ReceiverPowerError) in try control.devices() }
-        return devices.first { $0.driver?.hasPrefix("u-blox") == true }.map { UBXThroughGPSD(host: host, port: port, path: $0.path) }
+        if let ubx = devices.first(where: { $0.driver?.hasPrefix("u-blox") == true }) {
+            return .found(UBXThroughGPSD(host: host, port: port, path: ubx.path))
+        }
+        return devices.contains { $0.driver == nil } ? .notYet : .none
     }
 
     /// `ubx`.

@@ -122,7 +122,7 @@ final class ServiceLocationProvider: KeepAliveLocationProvider {
         // With the receiver's power switched, the keep-alive poll answers from the last fix and
         // never powers it: on iOS the poll that keeps an app alive is nearly free, here a fix
         // would keep the GNSS on. With nothing to switch, it asks for a fix, as before.
-        if manager.receiverPower != nil {
+        if manager.receiverPower?.switchesTheReceiver == true {
             let result: Result<Location, LocationError>
             do throws(LocationError) {
                 result = .success(try manager.keepAlivePoll())

@@ -21,10 +21,12 @@ package final class SimulatedReceiverUnderGPSD {
         package var cause: String?
     }
 
-    /// Starts both and waits until gpsd has identified the receiver as a u-blox.
+    /// Starts both and waits until gpsd has identified the receiver as a u-blox, or, with
+    /// `opensForItsFirstWatcher`, only until gpsd listens: gpsd started as Debian starts it
+    /// (without `-n`) opens the device, and identifies it, for its first watcher.
     ///
     /// - Parameter receiverArguments: more of `gnss-receiver`'s options (`--first hot` is given first).
-    package init(receiverArguments: [String] = []) async throws {
+    package init(receiverArguments: [String] = [], opensForItsFirstWatcher: Bool = false) async throws {
         try Tools.requireGPSD()
         directory = NSTemporaryDirectory() + "receiver-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -40,10 +42,11 @@ package final class SimulatedReceiverUnderGPSD {
             FileManager.default.fileExists(atPath: device)
         }
         port = try await Tools.freePort()
-        gpsd = try ChildProcess("/usr/sbin/gpsd", ["-N", "-n", "-D", "3", "-S", "\(port)", device], output: directory + "/gpsd.log")
-        try await eventually("gpsd to identify the simulated receiver as a u-blox", context: { [gpsd] in gpsd.output }) { [gpsd] in
-            gpsd.output.contains("identified as type u-blox")
-        }
+        gpsd = try ChildProcess(
+            "/usr/sbin/gpsd", ["-N", "-D", "3", "-S", "\(port)"] + (opensForItsFirstWatcher ? [] : ["-n"]) + [device], output: directory + "/gpsd.log"
+        )
+        let awaited = opensForItsFirstWatcher ? "stashing device" : "identified as type u-blox"
+        try await eventually("gpsd's log to say \(awaited)", context: { [gpsd] in gpsd.output }) { [gpsd] in gpsd.output.contains(awaited) }
     }
 
     deinit {

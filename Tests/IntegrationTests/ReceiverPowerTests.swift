@@ -53,7 +53,28 @@ struct ReceiverPowerTests {
         #expect(log.dropFirst(woken).contains { $0.event == "fix" && $0.timeToFix == 1 }, "the model's hot start: 1 s")
         let told = notes.withLock { $0 }
         #expect(told.contains { if case .fixed(.hot, _) = $0 { true } else { false } }, "\(told)")
-        #expect(power.switches >= 4, "on, off, on, off: \(power.switches)")
+        #expect(power.switches >= 4, "on, off, on, off: \(power.switches); \(told)")
+    }
+
+    @Test func autoDecidesAtTheFirstSwitchWhereGpsdOpensTheDeviceForItsFirstWatcher() async throws {
+        // gpsd as Debian starts it: the device opened, and identified, for the first watcher.
+        let rig = try await SimulatedReceiverUnderGPSD(opensForItsFirstWatcher: true)
+        let control = try await ReceiverPower.choose(.auto, gpsdHost: "127.0.0.1", gpsdPort: rig.port, hook: rig.directory + "/no-hook")
+        #expect(control.way == .auto, "not decided: gpsd has not identified its device")
+        let power = ReceiverPowerSwitch(control: control)
+        #expect(!power.switchesTheReceiver)
+        let manager = LocationManager(source: GPSDSource(host: "127.0.0.1", port: rig.port), receiverPower: power)
+        // A watch opens the device; gpsd identifies the u-blox while it runs (its probe answered
+        // within a few seconds), and the switch off at the watch's end decides.
+        let watch = Task { for try await _ in manager.updates() {} }
+        try await eventually("gpsd to identify the receiver", context: { rig.gpsdLog }) { rig.gpsdLog.contains("identified as type u-blox") }
+        watch.cancel()
+        _ = await watch.result
+        await power.settled()
+        #expect(power.way == .ubx && power.switchesTheReceiver, "decided: \(power.way)")
+        try await eventually("the receiver put into backup once decided", context: { "\(rig.events)" }) {
+            rig.events.last == "backup:UBX-RXM-PMREQ"
+        }
     }
 
     @Test func aColdResetMakesTheNextStartCold() async throws {

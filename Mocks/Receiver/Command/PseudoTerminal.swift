@@ -29,6 +29,11 @@ struct PseudoTerminal {
         path = "/dev/pts/\(number)"
         slave = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard slave >= 0 else { throw Failure(description: "cannot open \(path): \(Self.reason())") }
+        // As udev makes a serial device: group dialout, read and write for it. gpsd started
+        // without -n (as Debian starts it) opens a device for its first watcher, after dropping
+        // root for its own user in that group.
+        if let dialout = getgrnam("dialout") { _ = fchown(slave, uid_t.max, dialout.pointee.gr_gid) }
+        _ = fchmod(slave, 0o660)
         var settings = termios()
         tcgetattr(slave, &settings)
         cfmakeraw(&settings)

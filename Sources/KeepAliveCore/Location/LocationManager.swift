@@ -295,16 +295,21 @@ public final class LocationManager: Sendable {
                 }
             }
             guard case .report(let report) = event, let location = report.location else { return }
+            // Each waiter resumed once the session's end is decided (and the receiver's power
+            // with it): a caller that goes on to wait for the power-down finds it asked.
+            var answered: [CheckedContinuation<Location, any Error>] = []
             for (id, var oneShot) in state.oneShots where oneShot.result == nil {
                 oneShot.noteCandidate(location, now: now)
                 if oneShot.filter.accepts(location, now: now) {
-                    oneShot.complete(.success(location))
+                    oneShot.result = .success(location)
+                    if let continuation = oneShot.continuation { answered.append(continuation) }
                     state.oneShots[id] = oneShot.continuation == nil ? oneShot : nil
                 } else {
                     state.oneShots[id] = oneShot
                 }
             }
             state.stopSessionIfIdle()
+            answered.forEach { $0.resume(returning: location) }
         }
     }
 

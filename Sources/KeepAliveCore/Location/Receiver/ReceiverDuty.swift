@@ -30,9 +30,9 @@ public struct ReceiverDuty: Sendable {
     /// The starts' model (the M8's by default).
     public let model: ReceiverStartModel
     /// The way the receiver is switched.
-    public let way: ReceiverPowerWay
+    public private(set) var way: ReceiverPowerWay
     /// Whether it keeps its backup power while off.
-    public let keepsBackup: Bool
+    public private(set) var keepsBackup: Bool
     /// Whether it is on (as last switched).
     public private(set) var isOn = false
     /// The time to first fix measured at the last start of each kind.
@@ -51,6 +51,11 @@ public struct ReceiverDuty: Sendable {
         self.way = way
         self.keepsBackup = keepsBackup
         self.model = model
+    }
+
+    /// The way decided since (`auto` found a u-blox at the first switch gpsd could answer).
+    public mutating func adopt(way: ReceiverPowerWay, keepsBackup: Bool) {
+        (self.way, self.keepsBackup) = (way, keepsBackup)
     }
 
     /// Takes one event at `now`; returns what to do.

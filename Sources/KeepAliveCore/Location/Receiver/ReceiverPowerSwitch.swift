@@ -8,8 +8,13 @@
 /// let manager = LocationManager(source: GPSDSource(), receiverPower: power)
 /// ```
 public final class ReceiverPowerSwitch: Sendable {
-    /// The way it switches.
+    /// The way it switches (`auto` until a way is found: see ``ReceiverPowerControl``).
     public var way: ReceiverPowerWay { control.way }
+
+    /// Whether a way that switches the receiver is decided: until then (and with none found),
+    /// what would power the receiver is done as if nothing switched it (a keep-alive poll asks
+    /// for a fix).
+    public var switchesTheReceiver: Bool { ![.auto, .off].contains(control.way) }
     private let control: any ReceiverPowerControl
     private let now: @Sendable () -> Duration
     private let state: Locked<State>
@@ -120,7 +125,11 @@ public final class ReceiverPowerSwitch: Sendable {
                 let on = action == .switchOn
                 do throws(ReceiverPowerError) {
                     if on { try await control.switchOn() } else { try await control.switchOff() }
-                    state.withLock { $0.switches += 1 }
+                    let (way, keepsBackup) = (control.way, control.keepsBackup)  // decided by now, perhaps
+                    state.withLock { state in
+                        state.switches += 1
+                        state.duty.adopt(way: way, keepsBackup: keepsBackup)
+                    }
                 } catch {
                     let failure = ReceiverDuty.Event.switchFailed(on: on, reason: error.description)
                     let now = now()
