@@ -5,7 +5,7 @@ import Logging
 
 /// The host's one watch of the receiver, serving every app's conditions: open while some app's
 /// conditions are watched, and left while the device is stationary (a fix every few minutes
-/// instead, so gpsd can close the device), as ``LocationMonitor/monitor(_:pausing:handler:forEachFix:)``
+/// instead, so gpsd can close the device), as ``LocationMonitor/monitor(_:pausing:handler:paused:forEachFix:)``
 /// does for one monitor.
 final class HostLocationWatch: Sendable {
     /// The fix and when it reached the host (``HostLocationWatch/monotonicNow``).

@@ -35,7 +35,7 @@ public final class LocationMonitor: Sendable {
         var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var isPaused = false
-        /// How many ``monitor(_:pausing:handler:forEachFix:)`` calls are running.
+        /// How many ``monitor(_:pausing:handler:paused:forEachFix:)`` calls are running.
         var monitorings = 0
     }
 
@@ -96,7 +96,7 @@ public final class LocationMonitor: Sendable {
     /// ``MonitoringRules/stationaryDwell`` (`CLLocationUpdate.isStationary`).
     public var isStationary: Bool { state.read { $0.engine.isStationary } }
 
-    /// Whether ``monitor(_:pausing:handler:forEachFix:)`` has left its watch for a ``StationaryPause``.
+    /// Whether ``monitor(_:pausing:handler:paused:forEachFix:)`` has left its watch for a ``StationaryPause``.
     public var isPaused: Bool { state.read { $0.isPaused } }
 
     /// Metres travelled since the monitor was made, from the fixes that counted (not saved).
@@ -164,7 +164,7 @@ public final class LocationMonitor: Sendable {
     /// The events from now on, in order. Each call is a stream of its own.
     ///
     /// The stream ends, after every event given before, when the monitoring it follows ends:
-    /// when ``monitor(_:pausing:handler:forEachFix:)`` returns or throws (a replay or a script
+    /// when ``monitor(_:pausing:handler:paused:forEachFix:)`` returns or throws (a replay or a script
     /// came to its end, gpsd was unreachable at the start, its task was cancelled) and no other
     /// call of it is running. A stream made while nothing is monitoring follows the next call; one
     /// fed only by ``evaluate(_:)`` ends when the monitor is released. Make the stream before you
@@ -237,13 +237,17 @@ public final class LocationMonitor: Sendable {
     ///
     /// `handler` gets each event too, in order, as it is decided (a stream's consumer may be
     /// behind, and reads the rest after this returned). It gets them before the file is saved, so what it keeps durably (a journal) has every event at least once,
-    /// a crash between the two telling it again at the next start. `forEachFix` gets
+    /// a crash between the two telling it again at the next start. `paused` is told `true` as
+    /// the watch is left for a stationary pause (a receiver whose power is switched goes off
+    /// with it, until the next check) and `false` as the device moved and the watch resumes.
+    /// `forEachFix` gets
     /// every fix the watch and the checks bring, before it is evaluated: the way for one watch
     /// to serve other monitors (the host's, one per app), paused when this one pauses.
     public func monitor(
         _ manager: LocationManager,
         pausing pause: StationaryPause? = StationaryPause(),
         handler: @escaping @Sendable (MonitorEvent) -> Void = { _ in },
+        paused: @escaping @Sendable (Bool) -> Void = { _ in },
         forEachFix: @escaping @Sendable (Location) -> Void = { _ in }
     ) async throws {
         let handler = Feed(fixes: forEachFix, events: handler)
@@ -254,13 +258,15 @@ public final class LocationMonitor: Sendable {
             guard try await watch(manager, untilStationary: pause != nil, handler: handler), let pause else { return }
             logger.info("monitor \(name): stationary, the watch is left; a fix every \(pause.checkInterval.secondsText)")
             state.withLock { $0.isPaused = true }
+            paused(true)
             defer { state.withLock { $0.isPaused = false } }
             guard try await waitForMovement(manager, pause, handler: handler) else { return }
             logger.info("monitor \(name): moved, watching again")
+            paused(false)
         }
     }
 
-    /// One call of ``monitor(_:pausing:handler:forEachFix:)`` ended: when it was the last one
+    /// One call of ``monitor(_:pausing:handler:paused:forEachFix:)`` ended: when it was the last one
     /// running, the streams of ``events`` end (each after the events it holds).
     private func endMonitoring() {
         let ended = state.withLock { state -> [AsyncStream<MonitorEvent>.Continuation] in
@@ -327,7 +333,7 @@ public final class LocationMonitor: Sendable {
         }
     }
 
-    /// Where ``monitor(_:pausing:handler:forEachFix:)`` hands what it sees.
+    /// Where ``monitor(_:pausing:handler:paused:forEachFix:)`` hands what it sees.
     private struct Feed: Sendable {
         let fixes: @Sendable (Location) -> Void
         let events: @Sendable (MonitorEvent) -> Void

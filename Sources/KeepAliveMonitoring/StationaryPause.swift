@@ -1,4 +1,4 @@
-/// How ``LocationMonitor/monitor(_:pausing:handler:forEachFix:)`` lets the receiver rest while the device is
+/// How ``LocationMonitor/monitor(_:pausing:handler:paused:forEachFix:)`` lets the receiver rest while the device is
 /// stationary: `pausesLocationUpdatesAutomatically`, with a check for movement.
 ///
 /// Once ``LocationMonitor/isStationary``, the monitor leaves its watch (gpsd closes the device

@@ -194,7 +194,11 @@ final class ServiceWiring: Sendable {
             work.addTask { [self] in
                 do {
                     if configuration.reportingMode != nil { try await conditions?.apply() }
-                    try await ownMonitor.monitor(locationManager, pausing: monitoring?.pause, handler: locationEvent) { fix in
+                    try await ownMonitor.monitor(
+                        locationManager, pausing: monitoring?.pause, handler: locationEvent, paused: { [emit] paused in
+                            emit(.status(paused ? .paused("stationary: the watch left, a fix at each check") : .resumed))
+                        }
+                    ) { fix in
                         self.watched(fix)
                     }
                 } catch {
