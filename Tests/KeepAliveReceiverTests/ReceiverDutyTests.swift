@@ -41,6 +41,20 @@ struct ReceiverDutyTests {
         #expect(duty.fixWait(within: seconds(20), at: seconds(31 + 4 * 3600)) == seconds(20), "a warm start's 50 s, within the bound")
     }
 
+    @Test func withNoEphemerisSeenCollectedTheLastStartIsExpected() {
+        var duty = ReceiverDuty(way: .ubx, keepsBackup: true)
+        #expect(duty.expectedStart(at: .zero) == .cold, "nothing known")
+        _ = duty.handle(.demand(true), at: seconds(0))
+        _ = duty.handle(.fix(age: .zero), at: seconds(1))
+        _ = duty.handle(.demand(false), at: seconds(2))  // found running: 2 s, no ephemeris collected
+        _ = duty.handle(.demand(true), at: seconds(30))
+        _ = duty.handle(.fix(age: .zero), at: .milliseconds(31_600))
+        _ = duty.handle(.demand(false), at: seconds(32))
+        #expect(duty.ephemerisCollectedAt == nil)
+        #expect(duty.expectedStart(at: seconds(60)) == .hot, "as the last start was")
+        #expect(duty.fixWait(within: seconds(20), at: seconds(60)) == .milliseconds(6_600), "its 1.6 s and 5 s more, not the bound")
+    }
+
     @Test func aWakeRefreshesTheEphemerisBeforeItGoesStale() {
         var duty = ReceiverDuty(way: .ubx, keepsBackup: true)
         _ = duty.handle(.demand(true), at: seconds(0))

@@ -39,6 +39,8 @@ public struct ReceiverDuty: Sendable {
     public private(set) var measured: [ReceiverStartKind: Duration] = [:]
     /// When the ephemeris was last collected (the receiver tracked for the collection time), if ever.
     public private(set) var ephemerisCollectedAt: Duration?
+    /// The start the last first fix was, by its time.
+    public private(set) var lastStart: ReceiverStartKind?
     private var onSince: Duration?
     private var pendingStart: ReceiverStartKind?
     private var trackingSince: Duration?
@@ -83,6 +85,7 @@ public struct ReceiverDuty: Sendable {
             let timeToFix = now - onSince
             let start = model.kind(ofTimeToFix: timeToFix)
             measured[start] = timeToFix
+            lastStart = start
             return [.note(.fixed(start: start, timeToFix: timeToFix))]
         case .switchFailed(let on, let reason):
             if on { (isOn, onSince, pendingStart, trackingSince) = (false, nil, nil, nil) }
@@ -90,9 +93,12 @@ public struct ReceiverDuty: Sendable {
         }
     }
 
-    /// The start a switch on at `now` would make.
+    /// The start a switch on at `now` would make: the model's from the ephemeris's age where
+    /// its collection was seen; else the start the last one was (a receiver found running, whose
+    /// ephemeris came before us, or wakes too short to collect one); else cold.
     public func expectedStart(at now: Duration) -> ReceiverStartKind {
-        model.start(ephemerisAge: ephemerisCollectedAt.map { now - $0 }, backupKept: keepsBackup)
+        guard ephemerisCollectedAt != nil || lastStart == nil else { return lastStart ?? .cold }
+        return model.start(ephemerisAge: ephemerisCollectedAt.map { now - $0 }, backupKept: keepsBackup)
     }
 
     /// The time to first fix expected of a start at `now`: the one measured at the last start of
