@@ -330,7 +330,8 @@ public final class DeviceSleepKeeper: Sendable {
             state.withLock { $0.wakes[kind, default: 0] += 1 }
             let bound = configuration.options.fixWait
             group.addTask { [hands] in
-                if await hands.runWork(kind, within: bound) { input.yield(.machine(.fixArrived(now: BootClock.now()))) }
+                let fixed = await hands.runWork(kind, within: bound)
+                input.yield(.machine(fixed ? .fixArrived(now: BootClock.now()) : .fixGivenUp(now: BootClock.now())))
             }
         case .deliverNow:
             let bound = state.withLock { $0.preparation }

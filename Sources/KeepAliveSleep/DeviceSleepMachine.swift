@@ -122,6 +122,9 @@ public struct DeviceSleepMachine: Sendable {
         case resumed(now: Duration)
         /// A wake's fix arrived.
         case fixArrived(now: Duration)
+        /// A wake's work gave up on its fix before the machine's bound (its wait followed the
+        /// receiver's measured start): no fix, what waits is delivered, and the device sleeps.
+        case fixGivenUp(now: Duration)
         /// What a wake's work delivered is delivered (or its time ran out).
         case workDone(now: Duration)
         /// A timer this machine asked for fired.
@@ -285,6 +288,9 @@ public struct DeviceSleepMachine: Sendable {
             guard case .working(let kind, false, let until) = phase else { return [] }
             phase = .working(kind, fixed: true, until: until)
             return [.deliverNow] + settle(now: now)
+        case .fixGivenUp(let now):
+            guard case .working(let kind, false, let until) = phase else { return [] }
+            return noFix(kind, waited: now - (until - options.fixWait), now: now)
         case .workDone(let now):
             guard case .working(let kind, _, _) = phase else { return [] }
             return workEnded(kind, now: now, timedOut: false)
@@ -296,6 +302,12 @@ public struct DeviceSleepMachine: Sendable {
         }
     }
 
+    /// No fix in time (`waited`): deliver what waits, then the device may sleep.
+    private mutating func noFix(_ kind: WakeKind, waited: Duration, now: Duration) -> [Action] {
+        phase = .working(kind, fixed: true, until: now + options.preparation)
+        return [.say(.noFix(kind, waited: waited)), .deliverNow] + settle(now: now)
+    }
+
     private mutating func timerFired(now: Duration) -> [Action] {
         switch phase {
         case .preparing(let since, _) where now >= since + options.preparation:
@@ -303,11 +315,7 @@ public struct DeviceSleepMachine: Sendable {
         case .preparing, .asleep:
             return alarmPassedBeforeTheSuspend(now: now) + settle(now: now)
         case .working(let kind, let fixed, let until) where now >= until:
-            guard fixed else {
-                // No fix in time: deliver what waits, then the device may sleep.
-                phase = .working(kind, fixed: true, until: now + options.preparation)
-                return [.say(.noFix(kind, waited: options.fixWait)), .deliverNow] + settle(now: now)
-            }
+            guard fixed else { return noFix(kind, waited: options.fixWait, now: now) }
             return workEnded(kind, now: now, timedOut: true)
         case .awake, .working:
             return settle(now: now)  // work come due, or an alarm to arm again

@@ -43,10 +43,22 @@ struct SimulatedReceiverTests {
         #expect(receiver.log.last?.start == "hot", "a modem's engine keeps its data")
     }
 
+    @Test func aPathIsFollowedAtItsPace() {
+        let path = SimulatedTrack(points: [(52.0, 13.0), (52.001, 13.0)], secondsPerPoint: 10)
+        let halfway = path.position(at: 5)
+        #expect(abs(halfway.latitude - 52.0005) < 1e-9)
+        #expect(abs(halfway.speed - 11.1) < 0.2, "111 m in 10 s: \(halfway.speed)")
+        #expect(abs(halfway.course) < 0.001 || abs(halfway.course - 360) < 0.001, "north")
+    }
+
     @Test func theErrorConvergesAfterAStart() {
         let model = ReceiverStartModel()
         #expect(model.error(after: .cold, sinceFirstFix: .zero) == 30)
         #expect(model.error(after: .cold, sinceFirstFix: .seconds(60)) < 3.1, "converged to 2.5 m within a minute")
+        #expect(model.start(ephemerisAge: .seconds(3_600), backupKept: true) == .hot)
+        #expect(model.start(ephemerisAge: .seconds(5 * 3_600), backupKept: true) == .warm)
+        #expect(model.start(ephemerisAge: .seconds(15 * 86_400), backupKept: true) == .cold, "the almanac too old")
+        #expect(model.start(ephemerisAge: .seconds(60), backupKept: false) == .cold)
         #expect(model.kind(ofTimeToFix: .seconds(2)) == .hot)
         #expect(model.kind(ofTimeToFix: .seconds(26)) == .cold)
     }

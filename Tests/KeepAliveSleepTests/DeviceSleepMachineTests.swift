@@ -322,6 +322,21 @@ struct DeviceSleepMachineTests {
         )
     }
 
+    @Test func aWakeWhoseWorkGaveUpOnItsFixEarlyLetsTheDeviceSleepThen() {
+        var machine = started()
+        #expect(sleep(&machine, wakingFor: .poll, at: seconds(50), resumedAt: seconds(50)).contains(.runWork(.poll)))
+        // The work's wait followed a hot start (6 s), not the machine's 45 s.
+        #expect(
+            machine.handle(.fixGivenUp(now: seconds(56)))
+                == [.say(.noFix(.poll, waited: seconds(6))), .deliverNow, .scheduleTimer(at: seconds(60))]
+        )
+        #expect(
+            machine.handle(.workDone(now: seconds(57)))
+                == [.say(.workEnded(.poll, timedOut: false)), .letSleep(reason: "done: woken for poll"), .sleepAgain(wokeAt: seconds(50))]
+        )
+        #expect(machine.handle(.fixGivenUp(now: seconds(58))).isEmpty, "not working: nothing")
+    }
+
     @Test func aResumeBeforeTheAlarmsTimeIsNotAWake() {
         var machine = started()
         let actions = sleep(&machine, wakingFor: .refresh, at: seconds(900), resumedAt: seconds(300))  // the lid opened

@@ -41,7 +41,7 @@ struct SleepLife {
     }
 
     private enum Pending: Equatable {
-        case fix, delivered, prepared, delayOver, external
+        case fix, givenUp, delivered, prepared, delayOver, external
     }
 
     init(seed: UInt64) {
@@ -109,6 +109,7 @@ struct SleepLife {
         case .fix:
             oracle.fixed()
             send(.fixArrived(now: now))
+        case .givenUp: send(.fixGivenUp(now: now))
         case .delivered: send(.workDone(now: now))
         case .prepared: send(.prepared(now: now))
         case .delayOver:
@@ -177,8 +178,15 @@ struct SleepLife {
         }
         oracle.workStarted(kind, now: now)
         cancel(.fix)
+        cancel(.givenUp)
         cancel(.delivered)
-        if random.chance(0.8) { schedule(.fix, in: .milliseconds(random.int(in: 500...60_000))) }
+        // A fix, or the work's own wait (the receiver's measured start) given up before the
+        // machine's bound, or nothing until that bound.
+        if random.chance(0.8) {
+            schedule(.fix, in: .milliseconds(random.int(in: 500...60_000)))
+        } else if random.chance(0.5) {
+            schedule(.givenUp, in: .milliseconds(random.int(in: 500...30_000)))
+        }
     }
 
     /// A wake's work runs for the alarm the sleep was armed for, even if its work was taken
@@ -242,6 +250,7 @@ struct SleepLife {
             return
         }
         cancel(.fix)
+        cancel(.givenUp)
         cancel(.delivered)
         cancel(.prepared)
         let user = userWake ?? now + .seconds(random.int(in: 10...7_200))

@@ -23,6 +23,12 @@ struct ReceiverCommand: ParsableCommand {
     var at: String = "52.5200,13.4050"
     @Option(help: "Along the fixes of this NMEA log, one a second, looping (instead of --at).")
     var log: String?
+    @Option(help: "Along these points, LAT,LON;LAT,LON;..., --seconds-per-point apart, looping (instead of --at).")
+    var path: String?
+    @Option(help: "With --path: seconds from one point to the next.")
+    var secondsPerPoint: Double = 10
+    @Option(help: "Days an almanac stays good enough for a warm start.")
+    var almanacValidity: Double = 14
     @Option(help: "The start at launch: hot, warm or cold.")
     var first: String = "cold"
     @Option(help: "Seconds to a first fix after a hot start.")
@@ -42,6 +48,7 @@ struct ReceiverCommand: ParsableCommand {
         var model = ReceiverStartModel()
         (model.hotTimeToFix, model.warmTimeToFix, model.coldTimeToFix) = (.seconds(hot), .seconds(warm), .seconds(cold))
         (model.ephemerisValidity, model.ephemerisCollection) = (.seconds(ephemerisValidity), .seconds(collection))
+        model.almanacValidity = .seconds(almanacValidity * 86_400)
         guard let start = ReceiverStartKind(rawValue: first) else { throw ValidationError("--first is hot, warm or cold, not \(first)") }
         let track = try makeTrack()
         let terminal = try PseudoTerminal()
@@ -63,10 +70,20 @@ struct ReceiverCommand: ParsableCommand {
             guard let bytes = FileManager.default.contents(atPath: log) else { throw ValidationError("cannot read the log \(log)") }
             return SimulatedTrack.log([UInt8](bytes))
         }
-        let parts = at.split(separator: ",").compactMap { Double($0.filter { $0 != " " }) }
-        guard parts.count == 2, abs(parts[0]) <= 90, abs(parts[1]) <= 180 else {
-            throw ValidationError("--at is LATITUDE,LONGITUDE in degrees, not \(at)")
+        if let path {
+            let points = try path.split(separator: ";").map { try Self.point(String($0), option: "--path") }
+            guard secondsPerPoint > 0 else { throw ValidationError("--seconds-per-point must be positive") }
+            return SimulatedTrack(points: points, secondsPerPoint: secondsPerPoint)
         }
-        return .still(latitude: parts[0], longitude: parts[1])
+        let point = try Self.point(at, option: "--at")
+        return .still(latitude: point.latitude, longitude: point.longitude)
+    }
+
+    private static func point(_ text: String, option: String) throws -> (latitude: Double, longitude: Double) {
+        let parts = text.split(separator: ",").compactMap { Double($0.filter { $0 != " " }) }
+        guard parts.count == 2, abs(parts[0]) <= 90, abs(parts[1]) <= 180 else {
+            throw ValidationError("\(option) takes LATITUDE,LONGITUDE in degrees, not \(text)")
+        }
+        return (parts[0], parts[1])
     }
 }

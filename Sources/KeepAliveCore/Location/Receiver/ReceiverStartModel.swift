@@ -18,7 +18,8 @@ public enum ReceiverStartKind: String, Sendable, Hashable, CaseIterable, CustomS
 /// one: the simulator under gpsd runs on it, and the product predicts a wake's start with it.
 ///
 /// The defaults are a u-blox M8's (MAX-M8Q and NEO-M8 data sheets: cold start 26 s, hot 1 s,
-/// aided 2 s; ephemeris current for about 4 h). The data sheets give no warm start: a warm start
+/// aided 2 s; ephemeris current for about 4 h): hot within the ephemeris's validity, then warm
+/// while the almanac holds, then cold. The data sheets give no warm start: a warm start
 /// waits for a fresh ephemeris, which each satellite broadcasts in 18-30 s, so it is taken as
 /// 25 s, close to a cold one (as EG25-G users report).
 public struct ReceiverStartModel: Sendable, Hashable {
@@ -30,6 +31,9 @@ public struct ReceiverStartModel: Sendable, Hashable {
     public var coldTimeToFix: Duration = .seconds(26)
     /// How long an ephemeris stays current: a start with an older one is warm.
     public var ephemerisValidity: Duration = .seconds(4 * 3600)
+    /// How long an almanac, a time and a position kept stay good enough for a warm start: older,
+    /// a cold one. u-blox gives "several weeks" for the almanac; taken as two.
+    public var almanacValidity: Duration = .seconds(14 * 86_400)
     /// How long a receiver must track to collect the satellites' ephemeris anew: each broadcasts
     /// its own every 30 s. A hot start's 1 s collects none, so wakes a few minutes apart with
     /// a fix each still end in warm starts once the ephemeris of the last long run is stale.
@@ -47,7 +51,7 @@ public struct ReceiverStartModel: Sendable, Hashable {
     /// The start of a receiver whose ephemeris is `ephemerisAge` old (`nil`: it has none), its
     /// backup power kept or not.
     public func start(ephemerisAge: Duration?, backupKept: Bool) -> ReceiverStartKind {
-        guard backupKept, let ephemerisAge else { return .cold }
+        guard backupKept, let ephemerisAge, ephemerisAge < almanacValidity else { return .cold }
         return ephemerisAge < ephemerisValidity ? .hot : .warm
     }
 
