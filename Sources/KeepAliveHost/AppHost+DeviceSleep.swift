@@ -76,9 +76,9 @@ struct HostSleepHands: SleepHands {
             return true
         }
         let before = fixes.value
-        await host.setFixesWanted(true, by: "wake")
+        host.setFixesWanted(true, by: "wake")
         let fixed = await fixes.wait(until: { $0 > before }, timeout: bound)
-        await host.setFixesWanted(false, by: "wake")
+        host.setFixesWanted(false, by: "wake")
         return fixed
     }
 

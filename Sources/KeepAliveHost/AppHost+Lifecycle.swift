@@ -84,8 +84,8 @@ extension AppHost {
             spawn { await self.stop(app, pid: pid) }
         case .kill:
             app.forgetWakeSockets()
-            stopEverything(of: app, with: SIGKILL)
-        case .killEscapes: killEscapes(of: app)
+            spawn { await self.stopEverything(of: app, with: SIGKILL) }
+        case .killEscapes: spawn { await self.killEscapes(of: app) }
         case .killModel(let reason): app.model.kill(because: reason)
         case .reportWokenForData: emit(.wokenForData(app: app.id))
         case .reportPutOff(let cause, let after):
@@ -120,11 +120,11 @@ extension AppHost {
     private func stopToLaunchAgain(_ app: HostedApp) {
         app.reason = "adopted and not connected to this host: launched again for its location event"
         app.group.thawNow()
-        stopEverything(of: app, with: SIGTERM)
         spawn { [grace = configuration.terminationGrace] in
+            await self.stopEverything(of: app, with: SIGTERM)
             // Cancelled: the host is stopping its apps itself.
             guard (try? await self.clock.sleep(for: grace)) != nil else { return }
-            if self.apps[app.id] === app, app.pid != nil { self.stopEverything(of: app, with: SIGKILL) }
+            if self.apps[app.id] === app, app.pid != nil { await self.stopEverything(of: app, with: SIGKILL) }
         }
     }
 
@@ -154,7 +154,11 @@ extension AppHost {
             recordStopped()
             // Reported only once seen: every process of the app in the group, the kernel saying frozen.
             if app.model.state != .notRunning {
-                guard checkContainment(app) else { return }
+                guard await checkContainment(app) else { return }
+            }
+            // Killed meanwhile (a `status` found it escaped): no freeze to report; its machine
+            // undoes the freeze.
+            if app.model.state != .notRunning {
                 guard app.group.isFrozen else {
                     emit(.error("\(app.id) was asked to freeze, but the kernel does not say it is frozen"))
                     return
@@ -220,28 +224,39 @@ extension AppHost {
         app.groupEvents = nil
         app.group.thawNow()
         app.connection?.send(.terminate)
-        stopEverything(of: app, with: SIGTERM)
+        await stopEverything(of: app, with: SIGTERM)
         // Cancelled: the host is stopping its apps itself.
         guard (try? await clock.sleep(for: configuration.terminationGrace)) != nil else { return }
-        if app.pid == pid, pid != nil { stopEverything(of: app, with: SIGKILL) }
+        if app.pid == pid, pid != nil { await stopEverything(of: app, with: SIGKILL) }
     }
 
     /// Sends `signal` to every process of the app: its group, its first process (the host's
     /// child) and any of its processes that left the group.
-    func stopEverything(of app: HostedApp, with signal: Int32) {
-        app.group.signalAll(signal)
-        if let pid = app.pid, !app.isAdopted { kill(pid, signal) }
-        for escape in app.group.escapes() { kill(escape.pid, signal) }
+    func stopEverything(of app: HostedApp, with signal: Int32) async {
+        await signalEverything(app.group, leader: app.isAdopted ? nil : app.pid, signal)
+    }
+
+    /// Sends `signal` to every process of `group`, to `leader` and to every process that left
+    /// the group (a walk of `/proc`), on the host's queue for processes.
+    nonisolated func signalEverything(_ group: AppProcessGroup, leader: Int32?, _ signal: Int32) async {
+        await processes.awaiting {
+            group.signalAll(signal)
+            if let leader { kill(leader, signal) }
+            for escape in group.escapes() { kill(escape.pid, signal) }
+        }
     }
 
     /// Whether every process of the app is in its group. One that left gets the app killed, as
     /// the system kills an app that breaks its rules: the escaped processes first (they run),
-    /// then the group; `status` names each with where it went.
+    /// then the group; `status` names each with where it went. The walk of `/proc` is done on the
+    /// host's queue for processes; an app that stopped running meanwhile counts as contained
+    /// (its own check, or its end, decided for it).
     @discardableResult
-    func checkContainment(_ app: HostedApp) -> Bool {
+    func checkContainment(_ app: HostedApp) async -> Bool {
         guard app.model.state != .notRunning else { return true }
-        let escapes = app.group.escapes()
-        guard !escapes.isEmpty else { return true }
+        let group = app.group
+        let escapes = await processes.awaiting { group.escapes() }
+        guard !escapes.isEmpty, app.model.state != .notRunning else { return true }
         app.escapes = escapes
         for escape in escapes { emit(.escaped(app: app.id, escape)) }
         handle(.escaped(escapes.map(\.description)), for: app)
@@ -250,11 +265,14 @@ extension AppHost {
 
     /// Kills the app's processes outside its group until none is left: one may fork between
     /// the reading and the signal.
-    private func killEscapes(of app: HostedApp) {
-        var escapes = app.group.escapes()
-        for _ in 0..<10 where !escapes.isEmpty {
-            for escape in escapes { kill(escape.pid, SIGKILL) }
-            escapes = app.group.escapes()
+    private func killEscapes(of app: HostedApp) async {
+        let group = app.group
+        await processes.awaiting {
+            var escapes = group.escapes()
+            for _ in 0..<10 where !escapes.isEmpty {
+                for escape in escapes { kill(escape.pid, SIGKILL) }
+                escapes = group.escapes()
+            }
         }
     }
 
@@ -271,7 +289,7 @@ extension AppHost {
     /// undoes one that ended after a newer decision.
     private func enforceFreeze(_ app: HostedApp, generation: Int) async {
         guard apps[app.id] === app, appMachine(app)?.holdsFreeze(generation, app.facts(at: elapsed)) == true else { return }
-        guard checkContainment(app) else { return }
+        guard await checkContainment(app) else { return }
         guard !app.group.isFrozen, !app.group.processes().isEmpty else { return }
         emit(.error("\(app.id) was thawed by something other than the host while suspended: frozen again"))
         guard (try? await app.group.freeze()) != nil else { return }

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import Glibc
 public import KeepAliveCore
@@ -15,7 +16,7 @@ extension AppHost {
         assuming: MonitorState,
         naming named: String?,
         by app: HostedApp
-    ) throws(HostError) -> HostReply {
+    ) async throws(HostError) -> HostReply {
         try requireOwnApp(named, app, "add conditions")
         try requireMonitoringAllowed(app)
         let monitor = try monitor(of: app)
@@ -30,7 +31,7 @@ extension AppHost {
             )
         }
         do {
-            try monitor.add(conditions, assuming: assuming)
+            try await files.awaiting { () throws(MonitoringError) in try monitor.add(conditions, assuming: assuming) }
         } catch {
             throw HostError(.badRequest, "app \(app.id): \(error.message); none added")
         }
@@ -41,15 +42,15 @@ extension AppHost {
     }
 
     /// `unmonitor`: removes the caller's conditions by identifier.
-    func removeConditions(_ identifiers: [String], naming named: String?, by app: HostedApp) throws(HostError) -> HostReply {
+    func removeConditions(_ identifiers: [String], naming named: String?, by app: HostedApp) async throws(HostError) -> HostReply {
         try requireOwnApp(named, app, "remove conditions")
         let monitor = try monitor(of: app)
-        for identifier in identifiers {
-            do {
-                try monitor.remove(identifier)
-            } catch {
-                throw HostError(.badRequest, "app \(app.id): \(error.message)")
+        do {
+            try await files.awaiting { () throws(MonitoringError) in
+                for identifier in identifiers { try monitor.remove(identifier) }
             }
+        } catch {
+            throw HostError(.badRequest, "app \(app.id): \(error.message)")
         }
         decide()
         var reply = HostReply(id: nil)
@@ -120,8 +121,12 @@ extension AppHost {
     }
 
     /// Keeps the receiver watched while `service` (a name, such as "geoclue") wants fixes.
-    public func setFixesWanted(_ wanted: Bool, by service: String) {
-        decide(.fixesWanted(wanted, by: service))
+    ///
+    /// Callable from any thread, without waiting: the host decides the wants in the order they
+    /// were said (a "wanted" and the "unwanted" after it never land the other way round), from
+    /// the moment ``run()`` serves.
+    public nonisolated func setFixesWanted(_ wanted: Bool, by service: String) {
+        wants.yield(.fixesWanted(wanted, by: service))
     }
 
     /// Hands every fix of the host's watch to `observer`, on the watch's task, as it arrives
@@ -148,9 +153,9 @@ extension AppHost {
         }
         guard !changed.isEmpty else { return }
         decide()  // the loop sleeps until the models' next event: a budget ends sooner
-        // The files' fsyncs after every app was told: a slow disk (100 ms and more, measured
-        // beside a build) never delays a wake.
-        for monitor in changed { monitor.saveEvents() }
+        // The files' fsyncs on the host's queue for files, after every app was told: a slow disk
+        // (100 ms and more, measured beside a build) delays neither a wake nor the host.
+        files.async { [changed] in for monitor in changed { monitor.saveEvents() } }
     }
 
     /// Tells the app as its machine decides: at once while it runs, after the thaw when frozen,

@@ -33,9 +33,9 @@ extension AppHost {
         case .hello(let app): return try hello(app, from: connection)
         case .report(let report): return try self.report(report, by: try caller(connection))
         case .monitor(let named, let conditions, let assuming):
-            return try addConditions(conditions, assuming: assuming, naming: named, by: try caller(connection))
+            return try await addConditions(conditions, assuming: assuming, naming: named, by: try caller(connection))
         case .unmonitor(let named, let identifiers):
-            return try removeConditions(identifiers, naming: named, by: try caller(connection))
+            return try await removeConditions(identifiers, naming: named, by: try caller(connection))
         case .wakeOnData(let sockets): return try wakeOnData(sockets, by: try caller(connection), from: connection)
         case .launch(let launch):
             try requireOutsideEveryApp(connection)
@@ -47,7 +47,7 @@ extension AppHost {
             switch move {
             case .foreground: app.model.enterForeground()
             case .background: await moveToBackground(app)
-            case .terminate: quit(app)
+            case .terminate: await quit(app)
             }
             var reply = HostReply(id: nil)
             reply.state = app.status(appMachine(app)).state
@@ -57,7 +57,7 @@ extension AppHost {
             let shown = if let named { [try self.named(named)] } else { Array(apps.values) }
             // Suspended apps are verified again as they are shown (the v1 freezer and signals
             // give no event when a process leaves): status shows what is, never what was asked.
-            for app in shown where app.model.state == .suspended { checkContainment(app) }
+            for app in shown where app.model.state == .suspended { await checkContainment(app) }
             reply.apps = shown.sorted { $0.id < $1.id }.map { $0.status(appMachine($0)) }
             reply.device = deviceStatus
             return reply
@@ -66,11 +66,12 @@ extension AppHost {
 
     /// The user's quit (`terminate`): as an iOS user's, the app is not launched again for its
     /// events; its record says so before it is stopped, so that no host launches it again.
-    private func quit(_ app: HostedApp) {
+    private func quit(_ app: HostedApp) async {
         app.reason = "terminated by request"
         handle(.quitByUser, for: app)
-        app.model.terminate()
         saveRecord(of: app)
+        await recordsSaved()
+        app.model.terminate()
     }
 
     /// `hello`: the caller names its app; its process must be in that app's group.
@@ -251,15 +252,18 @@ extension AppHost {
         environment["KEEPALIVE_APP"] = app.id
         environment["KEEPALIVE_LAUNCH_REASON"] = reason
         do {
-            let pid = try app.group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
+            let group = app.group
+            let pid = try await processes.awaiting { [environment] () throws(HostError) -> Int32 in
+                try group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
+            }
             app.pid = pid
             app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [input = loopInput] in input?.yield(.exited) }
             try await waitUntilInGroup(app, pid: pid)
             try app.group.delegate(to: spec.user)
         } catch {
             if let pid = app.pid {  // started, but not as it must run: it does not run at all
-                stopEverything(of: app, with: SIGKILL)
-                _ = ExitStatus.reap(pid, waiting: true)
+                await stopEverything(of: app, with: SIGKILL)
+                _ = await processes.awaiting { ExitStatus.reap(pid, waiting: true) }
             }
             throw error
         }

@@ -167,6 +167,11 @@ public actor AppHost {
     let audio = ALSAObserver()
     /// Where the kernel's word of an app's exit arrives.
     let exits = DispatchQueue(label: "keepalive.host.exits")
+    /// Where the host's files are written (an fsync waits on the disk): apps' conditions and
+    /// launch records, in the order the host asked, never on its executor.
+    nonisolated let files = DispatchQueue(label: "keepalive.host.files")
+    /// Where the host's work with processes blocks: a spawn, a wait for an exit, a walk of `/proc`.
+    nonisolated let processes = DispatchQueue(label: "keepalive.host.processes")
     private var watchdogPipe: Int32?
     /// The host's own tasks, children of ``run()``'s task group.
     nonisolated let tasks = OwnedTasks()
@@ -183,6 +188,10 @@ public actor AppHost {
     var undecided: [HostMachine.Event] = []
     var isDeciding = false
     var watch: HostLocationWatch?
+    /// Other services' wants of fixes (``setFixesWanted(_:by:)``), in the order they were said:
+    /// decided one by one once the host serves.
+    nonisolated let wants: AsyncStream<HostMachine.Event>.Continuation
+    private let wanted: AsyncStream<HostMachine.Event>
     var arrivals: AsyncStream<HostLocationWatch.Arrival>.Continuation?
     let fixObservers = Locked<[@Sendable (Location) -> Void]>([])
     /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule).
@@ -205,6 +214,7 @@ public actor AppHost {
         self.settings = configuration
         self.logger = logger
         self.emit = emit
+        (wanted, wants) = AsyncStream.makeStream(of: HostMachine.Event.self)
         let monitoring = configuration.deviceSleep.map { ($0.options.budgets[.monitoring] ?? WakeKind.monitoring.defaultBudget).interval }
         machine = HostMachine(followsSleep: configuration.deviceSleep != nil, monitoringInterval: monitoring ?? .zero)
         freezer = try Freezer.choose(configuration.freezer, name: configuration.name, limits: configuration.groupLimits)
@@ -311,6 +321,7 @@ public actor AppHost {
         let (arrivals, feed) = AsyncStream.makeStream(of: HostLocationWatch.Arrival.self)
         self.arrivals = feed
         tasks.add { for await arrival in arrivals { await self.fixArrived(arrival) } }
+        tasks.add { [wanted] in for await want in wanted { await self.decide(want) } }
         // The loop's inputs: its deadline, an exit the kernel told, the stop. Ends when the
         // task is cancelled.
         let (inputs, input) = AsyncStream.makeStream(of: LoopInput.self, bufferingPolicy: .bufferingNewest(8))
@@ -340,6 +351,7 @@ public actor AppHost {
         watch?.stop()
         watch = nil
         feed.finish()
+        wants.finish()
         await stopAll()
         server.finish()  // after the apps' terminate notices: then their connections close
         appServer.finish()
@@ -416,7 +428,6 @@ public actor AppHost {
             app.reason = app.reason ?? "exited with status \(code)"
             app.model.terminate()
         }
-        stopEverything(of: app, with: SIGKILL)  // what its children left running, wherever they went
         app.groupEvents?.stop()
         recordStopped()
         app.watcher?.cancel()
@@ -425,6 +436,8 @@ public actor AppHost {
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.
         tasks.add { [group = app.group, id = app.id] in
+            // What its children left running, wherever they went.
+            await self.signalEverything(group, leader: nil, SIGKILL)
             await group.waitUntilEmpty(within: .seconds(2))
             try? group.remove()
             await self.groupRemoved(id)
@@ -443,14 +456,14 @@ public actor AppHost {
             app.groupEvents?.stop()
             app.group.thawNow()
             app.connection?.send(.terminate)
-            stopEverything(of: app, with: SIGTERM)
+            await stopEverything(of: app, with: SIGTERM)
         }
         // Waits on the kernel's word, not cut short by the cancellation that ended the run.
         let deadline = ContinuousClock.now + configuration.terminationGrace
         for app in apps.values { await app.group.waitUntilEmpty(within: ContinuousClock.now.duration(to: deadline)) }
         for app in apps.values {
-            stopEverything(of: app, with: SIGKILL)  // the first process too, should it have left the group
-            if let pid = app.pid, !app.isAdopted { _ = ExitStatus.reap(pid, waiting: true) }
+            await stopEverything(of: app, with: SIGKILL)  // the first process too, should it have left the group
+            if let pid = app.pid, !app.isAdopted { _ = await processes.awaiting { ExitStatus.reap(pid, waiting: true) } }
             await app.group.waitUntilEmpty(within: .seconds(2))
             try? app.group.remove()
             app.watcher?.cancel()

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import Glibc
 import KeepAliveCore
@@ -54,7 +55,8 @@ struct AppLaunchRecord: Codable, Sendable, Hashable {
 }
 
 extension AppHost {
-    /// Writes `app`'s record now: its launch, whether its user quit it, its scheduled work.
+    /// Writes `app`'s record: its launch, whether its user quit it, its scheduled work. Written
+    /// on the host's queue for files, in the order asked (``recordsSaved()`` waits for them).
     func saveRecord(of app: HostedApp) {
         guard let folder = configuration.monitorFolder, let spec = app.launchSpec else { return }
         let now = Date()
@@ -75,16 +77,26 @@ extension AppHost {
                 )
             },
             leader: app.pid,
-            leaderStart: app.pid.flatMap(ProcFS.startTime(of:))
+            leaderStart: nil
         )
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
-            try AtomicFile.write(encoder.encode(record), to: AppLaunchRecord.file(for: app.id, in: folder))
-        } catch {
-            emit(.error("cannot keep \(app.id)'s launch record in \(folder.path): \(error); a host started after this one will not launch it for its events"))
+        let (id, emit) = (app.id, emit)
+        files.async {
+            var record = record
+            record.leaderStart = record.leader.flatMap(ProcFS.startTime(of:))
+            do {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                encoder.dateEncodingStrategy = .iso8601
+                try AtomicFile.write(encoder.encode(record), to: AppLaunchRecord.file(for: id, in: folder))
+            } catch {
+                emit(.error("cannot keep \(id)'s launch record in \(folder.path): \(error); a host started after this one will not launch it for its events"))
+            }
         }
+    }
+
+    /// Waits until every record asked for so far is written.
+    func recordsSaved() async {
+        await files.awaiting {}
     }
 
     /// The apps of the records an earlier host left, each with its machine: adopted ones get

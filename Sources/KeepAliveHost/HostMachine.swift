@@ -163,6 +163,7 @@ struct HostMachine: Sendable {
             )
         case .launchEnded(let id, let started):
             let last = lastLaunches.removeValue(forKey: id)
+            if started, let app = facts.apps.first(where: { $0.id == id }) { actions += self.app(id, .started, app.facts) }
             if !started, let failed = apps[id] {
                 apps[id] = last
                 if let app = facts.apps.first(where: { $0.id == id }) {

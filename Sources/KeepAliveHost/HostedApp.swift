@@ -14,7 +14,8 @@ final class HostedApp {
     /// Who its processes run as.
     let user: AppUser
     var pid: Int32?
-    /// Its processes found outside its group (it was killed for them).
+    /// Its processes found outside its group (it was killed for them): found by the host's
+    /// checks (at each freeze, and of a suspended app at each `status`).
     var escapes: [AppProcessGroup.Escape] = []
     /// While frozen (cgroup v2): the kernel's word that the group changed.
     var groupEvents: CgroupEvents?
@@ -90,7 +91,7 @@ final class HostedApp {
         HostAppStatus(
             app: id,
             state: model.state == .notRunning ? "not running" : model.state.rawValue,
-            frozen: model.state != .notRunning && group.isFrozen && group.escapes().isEmpty,
+            frozen: model.state != .notRunning && group.isFrozen && escapes.isEmpty,
             since: since.formatted(.iso8601),
             alive: aliveBecause,
             reason: reason,

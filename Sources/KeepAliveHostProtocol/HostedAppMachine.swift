@@ -68,6 +68,9 @@ package struct HostedAppMachine: Sendable {
         case launchFailed(waiting: [HostNotice])
         /// A new launch of it took over its notices.
         case handedOver
+        /// This launch's first process runs in its group (the spawn, awaited off the host's
+        /// executor, is done).
+        case started
         /// Its processes are gone and its group removed.
         case groupRemoved
         /// Time passed: wakes put off may be due.
@@ -140,6 +143,8 @@ package struct HostedAppMachine: Sendable {
     package private(set) var isQuitByUser = false
     /// A launch for an event or a task is under way.
     package private(set) var isLaunching = false
+    /// This launch's process is being spawned: it does not run yet, and is not launched again.
+    package private(set) var isStarting = false
     /// Launched again for this reason once its processes are gone and its group removed.
     package private(set) var launchAgainFor: String?
     /// Launched in the background: it enters it once it has said hello and handled it.
@@ -177,6 +182,7 @@ package struct HostedAppMachine: Sendable {
         continuing previous: HostedAppMachine? = nil
     ) {
         isAdopted = false
+        isStarting = true
         entersBackgroundOnHello = inBackground
         launchedForEvent = reason == HostNotice.Kind.locationEvent.rawValue
         self.dataWakes = previous?.dataWakes ?? dataWakes
@@ -199,7 +205,7 @@ package struct HostedAppMachine: Sendable {
     }
 
     /// Not running, and the host may launch it for its events and due tasks.
-    package func mayBeLaunched(_ facts: Facts) -> Bool { !facts.isRunning && !isQuitByUser && facts.isLaunchable }
+    package func mayBeLaunched(_ facts: Facts) -> Bool { !facts.isRunning && !isStarting && !isQuitByUser && facts.isLaunchable }
 
     /// The first time from `now` on its budget for `cause` allows a wake.
     package func nextWake(for cause: WakeCause, from now: Duration) -> Duration {
@@ -261,6 +267,9 @@ package struct HostedAppMachine: Sendable {
             return []
         case .handedOver:
             pending.removeAll()
+            return []
+        case .started:
+            isStarting = false
             return []
         case .groupRemoved:
             guard !facts.isRunning, let reason = launchAgainFor else { return [] }

@@ -28,6 +28,10 @@ public final class LocationMonitor: Sendable {
     private let time: TimeSource
     private let logger: Logger
     private let state: Locked<State>
+    /// Held while the file is written, so that saves are written in the order their states were
+    /// read; the state's own lock is held only to read and change it, never across a write, so
+    /// that a fix evaluated while a save waits on a slow disk is not held up by it.
+    private let saving = Locked(())
 
     private struct State: Sendable {
         var engine: MonitorEngine
@@ -217,9 +221,10 @@ public final class LocationMonitor: Sendable {
     /// event saves them again).
     package func saveEvents() {
         guard let file else { return }
-        state.withLock { state in
+        saving.withLock { _ in
+            let entries = state.read(Self.entries(of:))
             do {
-                try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: state))
+                try MonitorFile(url: file).save(name: name, rules: rules, entries: entries)
             } catch {
                 logger.error("\(error.message); the events are delivered, and saved with the next one")
             }
@@ -341,14 +346,20 @@ public final class LocationMonitor: Sendable {
 
     /// Runs `body` on the state and saves it; if the save fails, the state is as before. `body`
     /// throws, if at all, before it changes anything.
+    ///
+    /// The file is written outside the state's lock (a fix evaluated meanwhile is not held up by
+    /// the write), and `body` is then applied to the state as it is by then: events evaluated
+    /// meanwhile are kept, and saved by their own ``saveEvents()``, which waits for this write.
     private func change(_ body: (inout State) throws(MonitoringError) -> Void) throws(MonitoringError) {
-        try state.withLock { (state: inout State) throws(MonitoringError) in
-            // In memory nothing can fail after `body`: no copy, so adding one at a time stays cheap.
-            guard let file else { return try body(&state) }
-            var changed = state
+        // In memory nothing can fail after `body`: no copy, so adding one at a time stays cheap.
+        guard let file else { return try state.withLock(body) }
+        try saving.withLock { (_: inout Void) throws(MonitoringError) in
+            var changed = state.read { $0 }
             try body(&changed)
             try MonitorFile(url: file).save(name: name, rules: rules, entries: Self.entries(of: changed))
-            state = changed
+            // Only changes add or remove conditions, and they wait for this one: `body` does on the
+            // state now what it did on the copy.
+            try state.withLock(body)
         }
     }
 

@@ -230,6 +230,25 @@ struct HostMonitoringTests {
         }
     }
 
+    /// Another service's wants (GeoClue2's clients started and stopped) are decided in the order
+    /// they were said, from any thread: the last says whether the watch stays open.
+    @Test func anotherServicesWantsAreDecidedInTheOrderTheyWereSaid() async throws {
+        let source = ScriptedLocationSource()
+        let harness = try await Self.harness(freezer: .cgroup2) { $0.locationSource = { source } }
+        // Wanted, unwanted, ... 200 times from a thread of its own; the last: unwanted.
+        await withCheckedContinuation { (said: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                for round in 0..<200 { harness.host.setFixesWanted(round % 2 == 0, by: "geoclue") }
+                said.resume()
+            }
+        }
+        let watching = { harness.all.compactMap { if case .watching(let open) = $0.event { open } else { nil } } }
+        try await waitUntil(timeout: .seconds(20)) { watching().count >= 200 }
+        #expect(watching() == (0..<200).map { $0 % 2 == 0 }, "each want decided, in order: the watch opened and closed 100 times")
+        try await waitUntil(timeout: .seconds(10)) { source.activeSessions == 0 }
+        await harness.stop()
+    }
+
     @Test func theWatchIsLeftWhileTheDeviceIsStationaryAndTakenBackWhenItMoves() async throws {
         let source = ScriptedLocationSource()
         source.restsWhenUnwatched = true  // as gpsd

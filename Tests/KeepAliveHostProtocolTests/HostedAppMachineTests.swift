@@ -30,8 +30,11 @@ import Testing
         )
     }
 
+    /// A launch whose process runs (its spawn done).
     static func launched(for reason: String? = nil, inBackground: Bool = false) -> Machine {
-        Machine(launchedFor: reason, inBackground: inBackground, dataWakes: .data, eventWakes: .events)
+        var machine = Machine(launchedFor: reason, inBackground: inBackground, dataWakes: .data, eventWakes: .events)
+        _ = machine.handle(.started, facts())
+        return machine
     }
 
     static let event = HostNotice.locationEvent(
@@ -264,6 +267,18 @@ import Testing
         _ = machine.handle(.launchFailed(waiting: machine.pending), notRunning)
         #expect(machine.handle(.tick, Self.facts(at: 359, .notRunning, running: false)).isEmpty)
         #expect(machine.handle(.tick, Self.facts(at: 360, .notRunning, running: false)) == [.launch(reason: "location-event")])
+    }
+
+    /// The spawn is awaited off the host's executor: until it is done, the launch's process does
+    /// not run yet, and its due work does not launch it a second time.
+    @Test func aLaunchWhoseSpawnIsUnderWayIsNotLaunchedAgain() {
+        var machine = Machine(launchedFor: "scheduled-task", inBackground: true, dataWakes: .data, eventWakes: .events)
+        let notRunning = Self.facts(.notRunning, running: false, connected: false)
+        #expect(!machine.mayBeLaunched(notRunning))
+        #expect(machine.handle(.scheduledWorkDue, notRunning).isEmpty)
+        _ = machine.handle(.started, notRunning)
+        #expect(machine.mayBeLaunched(notRunning))  // its process ended since: launched again for what is due
+        #expect(machine.handle(.scheduledWorkDue, notRunning) == [.launch(reason: "scheduled-task")])
     }
 
     @Test func anAppTheUserQuitOrTheHostCannotLaunchIsNotLaunched() {

@@ -57,7 +57,7 @@ extension KeepAlive.HostCommand.Serve {
         let service = try GeoClueService(
             configuration: GeoClueService.Configuration(authorizationFile: configuration.authorizationFile),
             apps: HostedAppsForGeoClue(host: host),
-            watch: { wanted in Task { await host.setFixesWanted(wanted, by: "geoclue") } },
+            watch: { wanted in host.setFixesWanted(wanted, by: "geoclue") },  // in order, never waited for
             emit: { output.write($0) }
         )
         host.observeFixes { service.fixArrived($0) }
