@@ -12,28 +12,38 @@ extension AppHost {
     /// An input that comes while the actions of another are done (a launch for due work tells
     /// its app's machine, which decides again) waits for them to end, then is decided on what
     /// they did: the machine's decisions are done in the order it made them.
-    func decide(_ event: HostMachine.Event = .changed) {
+    ///
+    /// - Parameter conditions: the machine's conditions (the power supply, a route), read once
+    ///   by a tick when some work waits on them: they matter only to launches for due work.
+    func decide(_ event: HostMachine.Event, conditions: SystemConditions? = nil) {
         guard arrivals != nil else { return }
-        undecided.append(event)
+        undecided.append((event, conditions))
         guard !isDeciding else { return }
         isDeciding = true
         defer { isDeciding = false }
         while !undecided.isEmpty {
-            let event = undecided.removeFirst()
-            // The machine's conditions (the power supply, a route: files of the kernel) matter
-            // only to launches for due work, decided at a tick: not read for every request or fix.
-            let isTick = if case .tick = event { true } else { false }
-            for action in machine.handle(event, facts(readingConditions: isTick)) { perform(action) }
-        }
-        let running = apps.values.contains(where: runsScheduledWork)
-        if running != scheduledWork.value.isRunning {
-            scheduledWork.update { $0 = (running, $0.starts + (running ? 1 : 0)) }
+            let (event, conditions) = undecided.removeFirst()
+            for action in machine.handle(event, facts(conditions: conditions)) { perform(action) }
         }
     }
 
-    /// What the host's machine decides on, read now; the machine's conditions too, when
-    /// `readingConditions` and some work waits on them.
-    func facts(readingConditions: Bool) -> HostMachine.Facts {
+    /// A tick of the host's loop (its deadline, an exit the kernel told, a wake for due work):
+    /// the models catch up with the time, the machine's conditions are read once when some work
+    /// waits on them (for the models and the machine alike), exits and ALSA are looked at, the
+    /// wakes put off that are due are done, and what is due is decided.
+    func tick() {
+        let now = elapsed
+        for app in apps.values { app.model.advance(to: now) }
+        let waiting = apps.values.contains { !$0.model.pendingTaskRequests.isEmpty || runsScheduledWork($0) }
+        let conditions = waiting ? configuration.conditions() : nil
+        if let conditions { for app in apps.values { app.model.conditions = conditions } }
+        housekeeping()
+        serveWaitingWakes()
+        decide(.tick, conditions: conditions)
+    }
+
+    /// What the host's machine decides on, read now.
+    func facts(conditions: SystemConditions?) -> HostMachine.Facts {
         let now = elapsed
         let apps = apps.values.sorted { $0.id < $1.id }.map { app in
             let model = app.model
@@ -62,12 +72,12 @@ extension AppHost {
             now: now,
             apps: apps,
             housekeepingInterval: configuration.housekeepingInterval,
-            conditions: readingConditions && HostMachine.needsConditions(apps) ? configuration.conditions() : nil
+            conditions: conditions
         )
     }
 
     /// Whether the app runs its scheduled work, or is being launched for it.
-    private func runsScheduledWork(_ app: HostedApp) -> Bool {
+    func runsScheduledWork(_ app: HostedApp) -> Bool {
         app.model.runningScheduledTask != nil || appMachine(app)?.isLaunching == true
     }
 
@@ -84,6 +94,8 @@ extension AppHost {
             let now = elapsed
             sleepKeeper?.wake(kind, at: time.map { BootClock.now() + max(.zero, $0 - now) })
         case .sleepRules(let rules): sleepKeeper?.app(rules)
+        case .scheduledWork(let running): scheduledWork.update { $0 = (running, $0.starts + (running ? 1 : 0)) }
+        case .foreground(let apps): foregroundApps.withLock { $0 = apps }
         case .app(let id, let action):
             guard let app = apps[id] else { return }
             perform(action, for: app)
@@ -105,30 +117,4 @@ extension AppHost {
         )
         emit(.watching(true))
     }
-}
-
-/// The host loop's one timer: a Dispatch source on a queue of its own, armed for the machine's
-/// next deadline; each firing is an input of the loop. Re-arming replaces the deadline.
-/// Unchecked: a Dispatch source is thread-safe (scheduled and cancelled from any thread).
-final class LoopTimer: @unchecked Sendable {
-    private let source: any DispatchSourceTimer
-
-    /// A timer that calls `fire` (on its own queue) at each deadline it is armed for.
-    init(fire: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "keepalive.host.loop-timer"))
-        source.setEventHandler(handler: fire)
-        source.schedule(deadline: .distantFuture)
-        source.resume()
-    }
-
-    deinit { source.cancel() }
-
-    /// Fires once, `delay` from now (at once when it has passed; never, for the machine's
-    /// "nothing is due", past what Dispatch counts).
-    func arm(after delay: Duration) {
-        source.schedule(deadline: .now() + max(delay, .zero).dispatchInterval, leeway: .milliseconds(1))
-    }
-
-    /// Fires no more.
-    func cancel() { source.cancel() }
 }

@@ -23,8 +23,7 @@ extension AppHost {
     /// After a wake for a refresh: what is due now is done (the run loop's timers count only
     /// the time awake).
     func runDueWork() {
-        for app in apps.values { app.model.advance(to: elapsed) }
-        decide(.tick)
+        tick()
     }
 
 
@@ -35,53 +34,4 @@ extension AppHost {
         guard status.isFollowed, let way = status.way else { return "not followed (neither systemd-logind nor the kernel's wakelocks reached)" }
         return (status.heldFor.map { "held awake for \($0)" } ?? "not held awake") + " (through \(way))"
     }
-}
-
-/// What the device's sleep asks of the host: its watch and its apps' due work. The host holds
-/// the keeper, so the hands hold the host weakly.
-struct HostSleepHands: SleepHands {
-    weak let host: AppHost?
-    /// Fixes the host's watch took, counted as they arrive.
-    let fixes: ObservedState<Int>
-    /// How long a refresh waits for its work to start (a frozen app thawed, an exited one
-    /// launched and said hello): none started by then, its conditions did not hold.
-    static let workStartBound = Duration.seconds(10)
-
-    init(host: AppHost) {
-        self.host = host
-        let fixes = ObservedState(0)
-        self.fixes = fixes
-        host.observeFixes { _ in fixes.update { $0 += 1 } }
-    }
-
-    func prepareForSleep(within: Duration) async { await host?.deviceWillSleep() }
-
-    func resumed(asleep: Duration) async { await host?.deviceResumed() }
-
-    /// A refresh: the due work runs (its app thawed or launched) and the device is held until
-    /// it ends, at most `bound` (or ``workStartBound``, when none starts). The monitoring check:
-    /// a fix for the apps' conditions, whose events wake their apps as when awake. Each waits
-    /// for the host's word (its scheduled work's state, a fix counted), never a polling loop.
-    func runWork(_ kind: WakeKind, within bound: Duration) async -> Bool {
-        guard let host else { return false }
-        let deadline = ContinuousClock.now + bound
-        if kind == .refresh {
-            let work = host.scheduledWork
-            let before = work.value.starts
-            await host.runDueWork()
-            guard await work.wait(until: { $0.isRunning || $0.starts > before }, timeout: min(bound, Self.workStartBound)) else {
-                return false
-            }
-            _ = await work.wait(until: { !$0.isRunning }, timeout: ContinuousClock.now.duration(to: deadline))
-            return true
-        }
-        let before = fixes.value
-        host.setFixesWanted(true, by: "wake")
-        let fixed = await fixes.wait(until: { $0 > before }, timeout: bound)
-        host.setFixesWanted(false, by: "wake")
-        return fixed
-    }
-
-    /// The host delivers nothing of its own: its apps deliver while the rules let them run.
-    func deliverNow(within: Duration) async {}
 }

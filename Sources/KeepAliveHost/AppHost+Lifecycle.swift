@@ -17,11 +17,9 @@ extension AppHost {
     private func modelDidChange(_ id: String, _ event: AppEvent) {
         guard let app = apps[id] else { return }
         emit(.lifecycle(app: app.id, event))
-        let inForeground = app.model.state.isInForeground
-        foregroundApps.withLock { if inForeground { $0.insert(id) } else { $0.remove(id) } }
         // A when-in-use app's conditions are watched only in the foreground; what the model
-        // scheduled from here on (a budget, a grace) may come before the loop's deadline.
-        defer { decide() }
+        // scheduled from here on (a budget, a grace) may come before the loop's deadline: its
+        // machine hears of it below, and the host decides again with it.
         switch event {
         case .didEnterBackground, .didBecomeActive:
             app.since = Date()
@@ -119,13 +117,8 @@ extension AppHost {
     /// after the grace), to be launched again for its location event once its group is gone.
     private func stopToLaunchAgain(_ app: HostedApp) {
         app.reason = "adopted and not connected to this host: launched again for its location event"
-        app.group.thawNow()
-        spawn { [grace = configuration.terminationGrace] in
-            await self.stopEverything(of: app, with: SIGTERM)
-            // Cancelled: the host is stopping its apps itself.
-            guard (try? await self.clock.sleep(for: grace)) != nil else { return }
-            if self.apps[app.id] === app, app.pid != nil { await self.stopEverything(of: app, with: SIGKILL) }
-        }
+        let pid = app.pid
+        spawn { await self.stop(app, pid: pid) }
     }
 
     /// Scheduled work of the app's, run by the model: the app is told to do it (after the
@@ -218,16 +211,24 @@ extension AppHost {
         }
     }
 
-    /// A requested termination: thawed, told, SIGTERM, and SIGKILL after the grace.
+    /// A termination (its model's, or to launch it again): ``terminate(_:)``, and SIGKILL after
+    /// the grace if the same process still runs.
     private func stop(_ app: HostedApp, pid: Int32?) async {
+        await terminate(app)
+        // Cancelled: the host is stopping its apps itself.
+        guard (try? await clock.sleep(for: configuration.terminationGrace)) != nil else { return }
+        if apps[app.id] === app, app.pid == pid, pid != nil { await stopEverything(of: app, with: SIGKILL) }
+    }
+
+    /// The one way the host ends an app: its group thawed (a frozen process cannot end), the
+    /// app told (`terminate`, if it is connected), SIGTERM to every process of it. The host's
+    /// own stop does it for every app at once, then waits for them all.
+    func terminate(_ app: HostedApp) async {
         app.groupEvents?.stop()
         app.groupEvents = nil
         app.group.thawNow()
         app.connection?.send(.terminate)
         await stopEverything(of: app, with: SIGTERM)
-        // Cancelled: the host is stopping its apps itself.
-        guard (try? await clock.sleep(for: configuration.terminationGrace)) != nil else { return }
-        if app.pid == pid, pid != nil { await stopEverything(of: app, with: SIGKILL) }
     }
 
     /// Sends `signal` to every process of the app: its group, its first process (the host's

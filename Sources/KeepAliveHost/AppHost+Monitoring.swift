@@ -35,7 +35,7 @@ extension AppHost {
         } catch {
             throw HostError(.badRequest, "app \(app.id): \(error.message); none added")
         }
-        decide()
+        decide(.changed(app.id, .conditions))
         var reply = HostReply(id: nil)
         reply.identifiers = monitor.identifiers
         return reply
@@ -52,7 +52,7 @@ extension AppHost {
         } catch {
             throw HostError(.badRequest, "app \(app.id): \(error.message)")
         }
-        decide()
+        decide(.changed(app.id, .conditions))
         var reply = HostReply(id: nil)
         reply.identifiers = monitor.identifiers
         return reply
@@ -143,7 +143,7 @@ extension AppHost {
 
     /// Evaluates every watched app's conditions on a fix, and tells each app its events.
     func fixArrived(_ arrival: HostLocationWatch.Arrival) {
-        guard watch != nil else { return }
+        guard machine.isWatching else { return }  // a fix of a watch closed since
         var changed: [LocationMonitor] = []
         for app in apps.values.sorted(by: { $0.id < $1.id }) where watchesConditions(of: app) {
             guard let monitor = app.monitor else { continue }
@@ -152,7 +152,6 @@ extension AppHost {
             if !events.isEmpty { changed.append(monitor) }
         }
         guard !changed.isEmpty else { return }
-        decide()  // the loop sleeps until the models' next event: a budget ends sooner
         // The files' fsyncs on the host's queue for files, after every app was told: a slow disk
         // (100 ms and more, measured beside a build) delays neither a wake nor the host.
         files.async { [changed] in for monitor in changed { monitor.saveEvents() } }
@@ -174,8 +173,7 @@ extension AppHost {
             do {
                 _ = try await self.start(id, spec, reason: reason, inBackground: true)
             } catch {
-                self.handle(.launchFailed(waiting: self.appMachine(app)?.pending ?? []), for: app)
-                self.emit(.error("cannot launch \(id) for its \(reason): \(error.message)"))
+                self.emit(.error("cannot launch \(id) for its \(reason): \(error.message)"))  // its machine was told by the launch
             }
         }
     }

@@ -6,7 +6,7 @@ import KeepAliveHostProtocol
 /// The control protocol's requests: who may ask what, and what it does to the model.
 extension AppHost {
     func handle(_ request: HostRequest, from connection: ControlConnection) async -> HostReply? {
-        defer { decide() }  // a request may have scheduled something sooner
+        defer { decide(.requestServed) }  // a request may have scheduled something sooner
         for app in apps.values { app.model.advance(to: elapsed) }
         do {
             var reply = try await perform(request, from: connection)
@@ -169,7 +169,9 @@ extension AppHost {
         if let existing = apps[request.app], let pid = existing.pid {
             throw HostError(.launchFailed, "app \(request.app) is running already (pid \(pid)): terminate it first")
         }
-        let user = try appUser(named: request.user, caller: caller)
+        let user = try AppUser.forLaunch(
+            named: request.user, by: caller, host: .current, settings: settings, freezer: freezer.kind
+        )
         let spec = LaunchSpec(
             command: request.command, modes: request.modes, output: request.output, user: user, environment: request.environment
         )
@@ -192,7 +194,13 @@ extension AppHost {
         reason: String?,
         inBackground: Bool
     ) async throws(HostError) -> HostedApp {
-        let app = try makeApp(id, spec)
+        let app: HostedApp
+        do {
+            app = try makeApp(id, spec)
+        } catch {
+            decide(.launchEnded(id, started: false))  // its machine hears of it, as of a failed spawn
+            throw error
+        }
         let previous = apps.updateValue(app, forKey: id)
         membership.add(app.group)
         app.monitor = previous?.monitor
@@ -209,8 +217,8 @@ extension AppHost {
             try? app.group.remove()
             throw error
         }
-        decide(.launchEnded(id, started: true))
         restoreConditions(of: app)
+        decide(.launchEnded(id, started: true))
         saveRecord(of: app)
         let changes = app.authorization.changes()
         app.watcher = tasks.addCancellable { [weak self] in
@@ -225,7 +233,6 @@ extension AppHost {
             }
         }
         emit(.launched(app: id, pid: app.pid ?? 0))
-        decide()
         return app
     }
 
@@ -269,59 +276,6 @@ extension AppHost {
         }
     }
 
-    /// Who a launched app runs as: the caller, or for a root caller the user it names (or the
-    /// host's default); never root unless the host allows it.
-    private func appUser(named name: String?, caller: UnixSocket.Peer) throws(HostError) -> AppUser {
-        let host = AppUser.current
-        var named: AppUser?
-        if let name { named = try AppUser.named(name) }
-        guard host.isRoot else {
-            if let named, named.uid != host.uid {
-                throw HostError(
-                    .notPermitted,
-                    "this host runs as \(host.name) and starts apps only as \(host.name), not \(named.name): run it as root to start apps as other users"
-                )
-            }
-            return host
-        }
-        var user: AppUser
-        if caller.uid == 0 {
-            if named == nil, let name = settings.defaultUser { named = try AppUser.named(name) }
-            guard let chosen = named else {
-                throw HostError(
-                    .notPermitted,
-                    "apps never run as root: name the user the app runs as (keepalive host launch --user NAME), or start the host with --app-user NAME"
-                )
-            }
-            user = chosen
-        } else {
-            guard let caller = AppUser.withID(caller.uid).map({ AppUser(name: $0.name, uid: $0.uid, gid: caller.gid, groups: $0.groups, home: $0.home) })
-            else {
-                throw HostError(.notPermitted, "uid \(caller.uid) is not in the user database: the host starts apps only as known users")
-            }
-            if let named, named.uid != caller.uid {
-                throw HostError(
-                    .notPermitted,
-                    "only root may start an app as another user: you are \(caller.name), not \(named.name)"
-                )
-            }
-            user = caller
-        }
-        if user.isRoot, !settings.allowsRootApps {
-            throw HostError(
-                .notPermitted,
-                "apps never run as root under this host: name an unprivileged user, or start the host with --allow-root-apps (nothing then keeps such an app in its group)"
-            )
-        }
-        if freezer.kind == .signal, user.uid != host.uid, !settings.allowsSignalsForOtherUsers {
-            throw HostError(
-                .notPermitted,
-                "with the signal freezer any process of \(user.name)'s outside the app can thaw it (SIGCONT), so apps of other users are refused: use a cgroup freezer, or start the host with --signal-other-users"
-            )
-        }
-        return user
-    }
-
     /// Waits until the app's first process has joined its cgroup (the launcher's shell does it
     /// first thing, then becomes the app), so that from the launch's reply on the app is in its
     /// group: where it goes after that is its own doing, and checked at each freeze.
@@ -347,7 +301,7 @@ extension AppHost {
         guard let app = apps[id] else { return }
         app.model.advance(to: elapsed)
         app.model.authorization = status
-        decide()
+        decide(.changed(id, .authorization))
     }
 
     /// The compositor's "background": the app hears it and begins its tasks before the model
@@ -355,34 +309,38 @@ extension AppHost {
     private func moveToBackground(_ app: HostedApp) async {
         guard app.model.state.isInForeground else { return }
         // The budget starts here, before the app's own copy of it: its expiration never comes first.
-        app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
-        if await ask(app, .lifecycle(.background)) == false {
-            emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
-        }
-        app.model.advance(to: elapsed)
-        app.model.backgroundHandlerFinished()
+        awaitBackgroundHandler(of: app, withEventBudget: false)
+        backgroundHandlerEnded(for: app, answered: await ask(app, .lifecycle(.background)))
     }
 
     /// A launch in the background: the model enters it (awaiting the app's handler of the
     /// notice it was sent, or at once when it never said hello), then gets the event budget
     /// it was launched for.
     func enterBackground(_ app: HostedApp, awaitingHandler: Bool, withEventBudget: Bool) {
-        app.model.advance(to: elapsed)
         guard awaitingHandler else {
+            app.model.advance(to: elapsed)
             app.model.enterBackground()
             if withEventBudget { app.model.wakeForLocationEvent() }
-            return decide()
+            return decide(.changed(app.id, .background))
         }
+        awaitBackgroundHandler(of: app, withEventBudget: withEventBudget)
+        spawn { self.backgroundHandlerEnded(for: app, answered: await self.waitForAnswer(app, kind: "background")) }
+    }
+
+    /// The background's handshake, for the compositor's move and a launch in the background
+    /// alike: the model enters the background awaiting the app's handler of the notice...
+    private func awaitBackgroundHandler(of app: HostedApp, withEventBudget: Bool) {
+        app.model.advance(to: elapsed)
         app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
         if withEventBudget { app.model.wakeForLocationEvent() }
-        spawn {
-            if await !self.waitForAnswer(app, kind: "background") {
-                self.emit(.refused("\(app.id) did not answer entering the background within the notice timeout"))
-            }
-            app.model.advance(to: self.elapsed)
-            app.model.backgroundHandlerFinished()
-            self.decide()
-        }
+    }
+
+    /// ... until the app answered it (`nil`: not connected, nobody to ask) or its time ran out.
+    private func backgroundHandlerEnded(for app: HostedApp, answered: Bool?) {
+        if answered == false { emit(.refused("\(app.id) did not answer entering the background within the notice timeout")) }
+        app.model.advance(to: elapsed)
+        app.model.backgroundHandlerFinished()
+        decide(.changed(app.id, .background))
     }
 
     private func enterBackgroundIfNoHello(_ id: String) {
@@ -404,8 +362,8 @@ extension AppHost {
                 app.reportsLocation = false
                 app.model.endLocationActivity()
             }
+            decide(.changed(app.id, .connection))
         }
-        decide()
     }
 
     /// The app whose process sent this (after its `hello`).

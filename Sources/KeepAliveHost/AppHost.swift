@@ -1,11 +1,11 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Dispatch
 import Glibc
 public import Logging
-public import KeepAliveCore
+import KeepAliveCore
 public import KeepAliveHostProtocol
-public import KeepAliveMonitoring
-public import KeepAliveSleep
+import KeepAliveMonitoring
+import KeepAliveSleep
 
 /// The host: plays the operating system's part for apps on Linux, where nothing suspends a
 /// background process. Each app runs in a group of its own (cgroup v2, the v1 freezer, or a
@@ -15,140 +15,6 @@ public import KeepAliveSleep
 ///
 /// Apps and the compositor speak to it on a Unix socket (``HostProtocol``).
 public actor AppHost {
-    /// How the host runs: its rules, freezer, socket and timings.
-    public struct Configuration: Sendable {
-        /// The rules every app runs under.
-        public var profile: ExecutionProfile = .ios13
-        /// The freezer to use, or `nil` for the first that works here.
-        public var freezer: FreezerKind?
-        /// The folder the host's cgroups live in: one per host.
-        public var name = "keepalive.host"
-        /// The control socket.
-        public var socket: URL
-        var socketPath: String { socket.path }
-        /// The socket's permission bits: 0600, or 0660 for ``socketGroup``.
-        public var socketMode: UInt32 = 0o600
-        /// The group whose members may use the socket besides the host's user and root (the
-        /// socket is given to it); `nil`: the host's own. A member launches apps as itself.
-        public var socketGroup: String?
-        /// Who an app runs as when a root caller names nobody (`--app-user`); `nil`: a root
-        /// caller must name the user, or the launch is refused.
-        public var defaultUser: String?
-        /// Whether a root caller may run an app as root (`launch --user root`). Nothing keeps such
-        /// an app in its group: the host finds one that left and kills it, but cannot prevent it.
-        public var allowsRootApps = false
-        /// Whether, with the signal freezer, apps may run as users other than the host's. Off by
-        /// default: with signals an app leaves its session with `setsid` and runs on unfrozen.
-        public var allowsSignalsForOtherUsers = false
-        /// Where the host reads an app's authorization (the app cannot claim it).
-        public var authorizationFile: @Sendable (String) -> AuthorizationFile = { .defaultFile(for: $0) }
-        /// How long an app may take to answer the will-suspend notice before it is frozen anyway.
-        public var noticeTimeout: Duration = .milliseconds(500)
-        /// Added to the audio and location graces: what an app reports reaches the host a
-        /// little late (a socket, a thread), so a tick that comes exactly at the end of the
-        /// grace, as the hybrid driver's 10 s interval against a 10 s grace does, is not lost
-        /// to that delay (without it, measured: frozen within minutes by a ms of jitter).
-        public var reportAllowance: Duration = .milliseconds(100)
-        /// How long a terminated app has between SIGTERM and SIGKILL.
-        public var terminationGrace: Duration = .seconds(2)
-        /// How often the host looks, while something needs looking at: ALSA while an app with
-        /// the audio mode runs, the power supply and network while scheduled work waits on them,
-        /// an adopted app's group. Otherwise it sleeps until the kernel (an exit, a frozen group
-        /// changing), a socket, a fix or the models' next event wakes it.
-        public var housekeepingInterval: Duration = .seconds(1)
-        /// Where scheduled work's conditions come from (the kernel; a test's own files in tests).
-        public var conditions: @Sendable () -> SystemConditions = { SystemConditionsProbe().read() }
-        /// The receiver the host watches for its apps' conditions (gpsd at localhost by default).
-        public var locationSource: @Sendable () -> any LocationSource = { GPSDSource() }
-        /// Where each app's conditions are kept (`APP.json`), so that they outlive the app and
-        /// the host; `nil` keeps them in memory.
-        public var monitorFolder: URL? = Configuration.defaultMonitorFolder
-        /// How the watch rests while the device is stationary; `nil` watches all the time (for a
-        /// replay, which plays on whether watched or not).
-        public var stationaryPause: StationaryPause? = StationaryPause()
-        /// The most conditions one app may have: 1,000 (iOS allows 20 regions), so that one app
-        /// cannot make every fix slow for the others.
-        public var maximumConditionsPerApp = 1_000
-        /// A command to start as the host's watchdog (see ``HostWatchdog``), or `nil` for none:
-        /// `keepalive host` starts `keepalive host watchdog`.
-        public var watchdog: [String]?
-        /// What the host's sockets admit of each app and user.
-        public var limits = ControlLimits()
-        /// What each app's group may hold: groups inside it and processes.
-        public var groupLimits = AppGroupLimits()
-        /// How often each app may be woken by data on its sockets (pushes).
-        public var dataWakes = WakeBudget.data
-        /// How often each app may be woken or launched for location events and scheduled tasks.
-        public var eventWakes = WakeBudget.events
-        /// Follows the device's sleep through logind for all the apps (``DeviceSleepKeeper``):
-        /// one lock while the model lets any of them run, the refresh wake at their scheduled
-        /// work's begin date. `nil` (the default): not followed.
-        public var deviceSleep: DeviceSleepKeeper.Configuration?
-
-        /// The apps' socket, beside the control socket (`KEEPALIVE_HOST_SOCKET` in each app):
-        /// mode 0666, so that apps of any user reach it; it serves `hello` and reports only.
-        public var appSocket: URL { URL(fileURLWithPath: appSocketPath) }
-        var appSocketPath: String { socketPath + ".apps" }
-
-        /// Where processes stopped with signals are listed, for the watchdog and the next host.
-        public var stoppedFile: URL { URL(fileURLWithPath: stoppedPath) }
-        var stoppedPath: String { socketPath + ".stopped" }
-
-        /// A configuration with the defaults and this socket.
-        public init(socket: URL = Configuration.defaultSocket) {
-            self.socket = socket
-        }
-
-        /// `/var/lib/location-keepalive/monitors` for root, else
-        /// `$XDG_STATE_HOME/location-keepalive/monitors` (`~/.local/state` by default).
-        public static var defaultMonitorFolder: URL {
-            if getuid() == 0 { return URL(fileURLWithPath: "/var/lib/location-keepalive/monitors") }
-            return BaseDirectory.state().appendingPathComponent("location-keepalive/monitors")
-        }
-
-        /// ``HostProtocol/defaultSocket``.
-        public static var defaultSocket: URL { HostProtocol.defaultSocket }
-    }
-
-    /// Something the host did, for its output.
-    public enum Event: Sendable {
-        /// Listening on `socket`, freezing with `freezer` (chosen for `reason`).
-        case started(freezer: FreezerKind, reason: String, socket: String)
-        /// An app a previous host left running was taken over (and thawed if it was frozen).
-        case adopted(app: String, thawed: Bool)
-        /// An app was started; `pid` is its first process.
-        case launched(app: String, pid: Int32)
-        /// An app's lifecycle event, from the host's copy of the model.
-        case lifecycle(app: String, AppEvent)
-        /// An app was frozen, `latency` after it was due; `answered`: whether it acknowledged the notice in time.
-        case frozen(app: String, latency: Duration, answered: Bool?)
-        /// An app was thawed, `latency` after it was due.
-        case thawed(app: String, latency: Duration)
-        /// A frozen app was woken: data came on a socket it named (`wake-on-data`).
-        case wokenForData(app: String)
-        /// A wake of a suspended or exited app (`cause`: data, a location event) waits `after`
-        /// for the next one its budget allows (``WakeBudget``).
-        case wakePutOff(app: String, cause: String, after: Duration)
-        /// An app was killed, and why.
-        case killed(app: String, reason: String)
-        /// One of an app's processes was found outside its group (the app is killed for it).
-        case escaped(app: String, AppProcessGroup.Escape)
-        /// An app's last process exited with `status`.
-        case exited(app: String, status: Int32)
-        /// One of an app's conditions changed state, and what the host did for it.
-        case locationEvent(app: String, MonitorEvent, LocationEventDelivery)
-        /// The host opened (`true`) or left its watch of the receiver for the apps' conditions.
-        case watching(Bool)
-        /// A request was refused, and why.
-        case refused(String)
-        /// Something failed; the host goes on.
-        case error(String)
-        /// A step of the device's sleep (``Configuration/deviceSleep``).
-        case sleep(SleepNotice)
-        /// The host stopped: every app thawed, stopped and its group removed.
-        case stopped
-    }
-
     /// How it started. What a reload changes is in ``settings``.
     public nonisolated let configuration: Configuration
     /// How it runs now: ``configuration``, with what ``reload(_:)`` changed since.
@@ -185,7 +51,7 @@ public actor AppHost {
     /// The host's own decisions: its watch, its loop's deadline, the device's sleep, launches for due work.
     var machine: HostMachine
     /// Inputs for the machine that came while the actions of another were done (``decide(_:)``).
-    var undecided: [HostMachine.Event] = []
+    var undecided: [(HostMachine.Event, SystemConditions?)] = []
     var isDeciding = false
     var watch: HostLocationWatch?
     /// Other services' wants of fixes (``setFixesWanted(_:by:)``), in the order they were said:
@@ -194,10 +60,11 @@ public actor AppHost {
     private let wanted: AsyncStream<HostMachine.Event>
     var arrivals: AsyncStream<HostLocationWatch.Arrival>.Continuation?
     let fixObservers = Locked<[@Sendable (Location) -> Void]>([])
-    /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule).
+    /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule), as
+    /// the host's machine says them.
     let foregroundApps = Locked<Set<String>>([])
     /// Whether an app runs its scheduled work (or is being launched for it), and how many times
-    /// some began: told after every decision, for a refresh wake's hands to wait on.
+    /// some began, as the host's machine says them: for a refresh wake's hands to wait on.
     nonisolated let scheduledWork = ObservedState<(isRunning: Bool, starts: Int)>((false, 0))
     /// The device's sleep, followed while ``run()`` runs (``Configuration/deviceSleep``).
     var sleepKeeper: DeviceSleepKeeper?
@@ -334,15 +201,11 @@ public actor AppHost {
                 closed: { connection in await self.connectionClosed(connection) }
             )
         }
-        decide()  // the watch, the device's sleep
+        decide(.serving)  // the watch, the device's sleep
         input.yield(isStopping ? .stop : .deadline)  // a first look at once: exits, due work
         for await next in inputs {
             guard next != .stop, !Task.isCancelled else { break }
-            let elapsed = self.elapsed
-            for app in apps.values { app.model.advance(to: elapsed) }
-            housekeeping()
-            serveWaitingWakes()
-            decide(.tick)
+            tick()
         }
         timer.cancel()
         loopTimer = nil
@@ -384,12 +247,8 @@ public actor AppHost {
         }
     }
 
-    /// Collects exited apps, reads ALSA, and gives the models the machine's conditions.
-    private func housekeeping() {
-        if apps.values.contains(where: { !$0.model.pendingTaskRequests.isEmpty || $0.model.runningScheduledTask != nil }) {
-            let conditions = configuration.conditions()
-            for app in apps.values { app.model.conditions = conditions }
-        }
+    /// Collects exited apps and reads ALSA.
+    func housekeeping() {
         let listening = apps.values.contains { $0.model.state.isRunning && $0.model.backgroundModes.contains(.audio) }
         let playing = listening ? audio.playingProcesses() : []
         for app in apps.values {
@@ -431,7 +290,7 @@ public actor AppHost {
         app.groupEvents?.stop()
         recordStopped()
         app.watcher?.cancel()
-        decide()
+        decide(.changed(app.id, .exited))
         saveRecord(of: app)  // its scheduled work as it is now
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.
@@ -453,10 +312,7 @@ public actor AppHost {
     private func stopAll() async {
         for app in apps.values where app.pid != nil {
             handle(.hostStopping, for: app)
-            app.groupEvents?.stop()
-            app.group.thawNow()
-            app.connection?.send(.terminate)
-            await stopEverything(of: app, with: SIGTERM)
+            await terminate(app)
         }
         // Waits on the kernel's word, not cut short by the cancellation that ended the run.
         let deadline = ContinuousClock.now + configuration.terminationGrace
@@ -469,14 +325,4 @@ public actor AppHost {
             app.watcher?.cancel()
         }
     }
-}
-
-/// What wakes the host's loop.
-enum LoopInput: Sendable, Equatable {
-    /// The deadline the machine armed came.
-    case deadline
-    /// The kernel told that an app's first process ended.
-    case exited
-    /// ``AppHost/shutDown()``.
-    case stop
 }

@@ -79,8 +79,14 @@ struct HostMachine: Sendable {
 
     /// What happened.
     enum Event: Sendable {
-        /// Something changed: a request, a model, a kernel event, a fix. Only what is wanted is decided.
-        case changed
+        /// The host began to serve: its watch and the device's sleep are decided a first time.
+        case serving
+        /// A request was served: what it changed of the models (a task begun, work scheduled) may
+        /// come before the loop's deadline.
+        case requestServed
+        /// Something of an app changed outside its machine: the host's own decisions are taken
+        /// again from what every app is now.
+        case changed(String, AppChange)
         /// The loop's deadline came: what is due now is done (launches for due work).
         case tick
         /// Another service of the host wants fixes (`true`) or no longer (``AppHost/setFixesWanted(_:by:)``).
@@ -97,11 +103,26 @@ struct HostMachine: Sendable {
         /// the launch ``launchEnded(_:started:)``.
         case launching(String, reason: String?, inBackground: Bool, dataWakes: WakeBudget, eventWakes: WakeBudget)
         /// The launch of an app ended: `started`, its process runs in its group; else the last
-        /// launch's machine is back, holding what the failed launch held.
+        /// launch's machine is back, holding what the failed launch held, and told it failed
+        /// (the one place a failed launch is told).
         case launchEnded(String, started: Bool)
         /// Something happened to one app (a model's event, a kernel's word, a notice answered, a
         /// location event, its hello...): for its machine, on `facts`.
         case app(String, HostedAppMachine.Event, HostedAppMachine.Facts)
+    }
+
+    /// What changed of an app outside its machine.
+    enum AppChange: Sendable {
+        /// Its authorization (its file changed): whether its conditions are watched.
+        case authorization
+        /// Its model entered the background, or the app's handler of it ended.
+        case background
+        /// Its conditions were added or removed.
+        case conditions
+        /// Its connection closed: what it reported ends.
+        case connection
+        /// Its first process exited.
+        case exited
     }
 
     /// What the host does.
@@ -116,6 +137,10 @@ struct HostMachine: Sendable {
         case wake(WakeKind, at: Duration?)
         /// Tell the keeper an app's rules.
         case sleepRules(DeviceSleepMachine.AppRules)
+        /// Say whether some app runs scheduled work or is launched for it (`true`: it began).
+        case scheduledWork(isRunning: Bool)
+        /// Say which apps are in the foreground (the GeoClue2 service's rule reads it from any thread).
+        case foreground(Set<String>)
         /// What an app's machine decided for it.
         case app(String, HostedAppMachine.Action)
     }
@@ -133,6 +158,10 @@ struct HostMachine: Sendable {
     private(set) var isWatching = false
     /// The loop's deadline armed last.
     private(set) var armed: Duration?
+    /// Whether some app ran scheduled work, or was launched for it, as last said.
+    private(set) var runsScheduledWork = false
+    /// The apps in the foreground, as last said.
+    private(set) var foreground: Set<String> = []
     /// What the keeper was last told: the refresh wake's time, whether the monitoring check wakes.
     private var toldRefresh: Duration?
     private var toldMonitoring = false
@@ -140,8 +169,8 @@ struct HostMachine: Sendable {
     private var toldRules: [String: DeviceSleepMachine.AppRules] = [:]
     /// Each app's machine: its current launch's.
     private(set) var apps: [String: HostedAppMachine] = [:]
-    /// The last launch's machine of each app whose new launch is under way.
-    private var lastLaunches: [String: HostedAppMachine] = [:]
+    /// The last launch's machine of each app whose new launch is under way (`nil`: its first).
+    private var lastLaunches: [String: HostedAppMachine?] = [:]
 
     init(followsSleep: Bool, monitoringInterval: Duration = WakeKind.monitoring.defaultBudget.interval) {
         self.followsSleep = followsSleep
@@ -157,21 +186,23 @@ struct HostMachine: Sendable {
             return []
         case .launching(let id, let reason, let inBackground, let dataWakes, let eventWakes):
             let last = apps[id]
-            if let last { lastLaunches[id] = last }
+            lastLaunches[id] = .some(last)
             apps[id] = HostedAppMachine(
                 launchedFor: reason, inBackground: inBackground, dataWakes: dataWakes, eventWakes: eventWakes, continuing: last
             )
         case .launchEnded(let id, let started):
-            let last = lastLaunches.removeValue(forKey: id)
-            if started, let app = facts.apps.first(where: { $0.id == id }) { actions += self.app(id, .started, app.facts) }
+            let began = lastLaunches.keys.contains(id)
+            let last = lastLaunches.removeValue(forKey: id) ?? nil
+            let app = facts.apps.first { $0.id == id }
+            if started, let app { actions += self.app(id, .started, app.facts) }
+            // Failed: the last launch's machine is back, with what the failed one held; failed
+            // before it began (no group made), the machine it has hears it, once, here.
             if !started, let failed = apps[id] {
-                apps[id] = last
-                if let app = facts.apps.first(where: { $0.id == id }) {
-                    actions += self.app(id, .launchFailed(waiting: failed.pending), app.facts)
-                }
+                if began { apps[id] = last }
+                if let app { actions += self.app(id, .launchFailed(waiting: failed.pending), app.facts) }
             }
         case .app(let id, let event, let appFacts): actions += app(id, event, appFacts)
-        case .changed: break
+        case .serving, .requestServed, .changed: break
         case .tick:
             armed = nil  // the deadline came: the next one is armed, whatever it is
             actions += dueLaunches(facts)
@@ -183,7 +214,24 @@ struct HostMachine: Sendable {
             (toldRefresh, toldMonitoring) = (nil, false)  // a wake spent what was due: told again from now
             armed = nil  // the loop's timer counts only the time awake
         }
-        return actions + watch(facts) + sleep(facts) + deadline(facts)
+        return actions + watch(facts) + sleep(facts) + deadline(facts) + said(facts)
+    }
+
+    /// What the host says of its apps to those who read it from other threads: whether
+    /// scheduled work runs (a refresh wake waits on it), which apps are in the foreground.
+    private mutating func said(_ facts: Facts) -> [Action] {
+        var actions: [Action] = []
+        let running = facts.apps.contains { $0.runsScheduledWork || apps[$0.id]?.isLaunching == true }
+        if running != runsScheduledWork {
+            runsScheduledWork = running
+            actions.append(.scheduledWork(isRunning: running))
+        }
+        let inForeground = Set(facts.apps.filter(\.state.isInForeground).map(\.id))
+        if inForeground != foreground {
+            foreground = inForeground
+            actions.append(.foreground(inForeground))
+        }
+        return actions
     }
 
     /// Whether the watch is wanted now.

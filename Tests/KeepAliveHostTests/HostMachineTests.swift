@@ -72,20 +72,20 @@ import Testing
 
     @Test func theWatchIsOpenWhileSomeAppsConditionsAreWatchedAndNotWhileTheDeviceSleeps() {
         var machine = Machine(followsSleep: false)
-        #expect(machine.handle(.changed, Self.facts([Self.app()])) == [.arm(Self.never)])
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts([Self.app()])) == [.arm(Self.never)])
         let watching = Self.facts([Self.app(watches: true), Self.app("other")])
-        #expect(machine.handle(.changed, watching) == [.openWatch])
-        #expect(machine.handle(.changed, watching).isEmpty)  // wanted, and open: nothing to do
+        #expect(machine.handle(.changed("tracker", .conditions), watching) == [.openWatch])
+        #expect(machine.handle(.changed("tracker", .conditions), watching).isEmpty)  // wanted, and open: nothing to do
         #expect(machine.handle(.deviceWillSleep, watching) == [.closeWatch])
-        #expect(machine.handle(.changed, watching).isEmpty)  // asleep: still closed
+        #expect(machine.handle(.changed("tracker", .conditions), watching).isEmpty)  // asleep: still closed
         #expect(machine.handle(.deviceResumed, watching) == [.openWatch, .arm(Self.never)])
-        #expect(machine.handle(.changed, Self.facts([Self.app()])) == [.closeWatch])
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts([Self.app()])) == [.closeWatch])
     }
 
     @Test func anotherServiceKeepsTheWatchOpenUntilItNoLongerWantsFixes() {
         var machine = Machine(followsSleep: false)
         let none = Self.facts([])
-        _ = machine.handle(.changed, none)
+        _ = machine.handle(.changed("tracker", .conditions), none)
         #expect(machine.handle(.fixesWanted(true, by: "geoclue"), none) == [.openWatch])
         #expect(machine.handle(.fixesWanted(true, by: "wake"), none).isEmpty)
         #expect(machine.handle(.fixesWanted(false, by: "geoclue"), none).isEmpty)  // the wake still wants them
@@ -131,11 +131,11 @@ import Testing
     @Test func theDeadlineIsArmedWhenItChangesAndAgainAfterEachTick() {
         var machine = Machine(followsSleep: false)
         let app = Self.app("a", .background, next: .seconds(30))
-        #expect(machine.handle(.changed, Self.facts([app])) == [.arm(.seconds(30))])
-        #expect(machine.handle(.changed, Self.facts(at: 5, [app])).isEmpty)
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts([app])) == [.arm(.seconds(30))])
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 5, [app])).isEmpty)
         #expect(machine.handle(.tick, Self.facts(at: 30, [app])) == [.arm(.seconds(30))])
         let sooner = Self.app("a", .background, next: .seconds(12))
-        #expect(machine.handle(.changed, Self.facts(at: 10, [sooner])) == [.arm(.seconds(12))])
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 10, [sooner])) == [.arm(.seconds(12))])
     }
 
     // MARK: Launches for due work
@@ -144,7 +144,7 @@ import Testing
         var machine = Self.knowing(["a", "b", "c"])
         let launch = HostMachine.Action.app("a", .launch(reason: "scheduled-task"))
         let exited = Self.app("a", .notRunning, tasks: [Self.refresh(at: 5, power: true)], launchable: true)
-        #expect(!machine.handle(.changed, Self.facts(at: 10, [exited])).contains(launch))
+        #expect(!machine.handle(.changed("tracker", .conditions), Self.facts(at: 10, [exited])).contains(launch))
         let onBattery = SystemConditions(hasExternalPower: false)
         #expect(!machine.handle(.tick, Self.facts(at: 10, [exited], conditions: onBattery)).contains(launch))
         #expect(machine.handle(.tick, Self.facts(at: 10, [exited], conditions: SystemConditions())).contains(launch))
@@ -172,18 +172,18 @@ import Testing
     @Test func theWorkThatWakesTheDeviceIsToldBeforeTheAppsRulesAndOnlyWhenItChanges() {
         var machine = Machine(followsSleep: true, monitoringInterval: .seconds(60))
         let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: 40)], watches: true)
-        let actions = machine.handle(.changed, Self.facts(at: 10, [frozen]))
+        let actions = machine.handle(.changed("tracker", .conditions), Self.facts(at: 10, [frozen]))
         #expect(
             actions == [
                 .openWatch, .wake(.refresh, at: .seconds(40)), .wake(.monitoring, at: .seconds(70)), .sleepRules(frozen.sleepRules),
                 .arm(Self.never),
             ]
         )
-        #expect(machine.handle(.changed, Self.facts(at: 20, [frozen])).isEmpty)
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 20, [frozen])).isEmpty)
         // Thawed: its work no longer wakes the device (it runs), its rules change.
         let running = Self.app("a", .background, tasks: [Self.refresh(at: 40)], watches: true)
         #expect(
-            machine.handle(.changed, Self.facts(at: 20, [running]))
+            machine.handle(.changed("tracker", .conditions), Self.facts(at: 20, [running]))
                 == [.wake(.refresh, at: nil), .wake(.monitoring, at: nil), .sleepRules(running.sleepRules)]
         )
     }
@@ -191,17 +191,17 @@ import Testing
     @Test func aResumeTellsTheWakesAfreshAndAnAppThatEndedIsToldOnce() {
         var machine = Machine(followsSleep: true, monitoringInterval: .seconds(60))
         let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: nil)])
-        #expect(machine.handle(.changed, Self.facts(at: 10, [frozen])).first == .wake(.refresh, at: .seconds(10)))  // due now
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 10, [frozen])).first == .wake(.refresh, at: .seconds(10)))  // due now
         #expect(machine.handle(.deviceResumed, Self.facts(at: 90, [frozen])).first == .wake(.refresh, at: .seconds(90)))
         let ended = Self.app("a", .notRunning)
-        #expect(machine.handle(.changed, Self.facts(at: 91, [ended])).contains(.sleepRules(ended.sleepRules)))
-        #expect(!machine.handle(.changed, Self.facts(at: 92, [ended])).contains(.sleepRules(ended.sleepRules)))
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 91, [ended])).contains(.sleepRules(ended.sleepRules)))
+        #expect(!machine.handle(.changed("tracker", .conditions), Self.facts(at: 92, [ended])).contains(.sleepRules(ended.sleepRules)))
     }
 
     @Test func aHostThatDoesNotFollowTheSleepTellsItNothing() {
         var machine = Machine(followsSleep: false)
         let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: 40)], watches: true)
-        #expect(machine.handle(.changed, Self.facts([frozen])) == [.openWatch, .arm(Self.never)])
+        #expect(machine.handle(.changed("tracker", .conditions), Self.facts([frozen])) == [.openWatch, .arm(Self.never)])
     }
 
     // MARK: Every app's machine
@@ -239,5 +239,30 @@ import Testing
         _ = machine.handle(.launching("a", reason: nil, inBackground: false, dataWakes: .data, eventWakes: .events), Self.facts([exited]))
         _ = machine.handle(.launchEnded("a", started: true), Self.facts([exited]))
         #expect(machine.apps["a"]?.entersBackgroundOnHello == false, "the user's launch: in the foreground")
+    }
+
+    /// A launch that failed before it began (its group could not be made) is told to the
+    /// machine the app has, once: its launch is over, its notices kept for the next.
+    @Test func aLaunchThatFailedBeforeItBeganIsToldOnceToTheMachineItHas() {
+        var machine = Self.knowing(["a"])
+        var exited = Self.app("a", .notRunning, launchable: true)
+        exited.facts.isRunning = false
+        _ = machine.handle(.app("a", .locationEvent(Self.event), exited.facts), Self.facts([exited]))
+        #expect(machine.apps["a"]?.isLaunching == true)
+        _ = machine.handle(.launchEnded("a", started: false), Self.facts([exited]))
+        #expect(machine.apps["a"]?.isLaunching == false && machine.apps["a"]?.pending == [Self.event])
+    }
+
+    /// A new launch's process is not yet running while its spawn is awaited: due work does not
+    /// launch it a second time; once it started, its machine says so.
+    @Test func aLaunchUnderWayIsNotLaunchedAgainForItsDueWork() {
+        var machine = Self.knowing(["a"])
+        var exited = Self.app("a", .notRunning, launchable: true)
+        exited.facts.isRunning = false
+        _ = machine.handle(.launching("a", reason: "scheduled-task", inBackground: true, dataWakes: .data, eventWakes: .events), Self.facts([exited]))
+        #expect(machine.apps["a"]?.isStarting == true)
+        #expect(machine.apps["a"]?.mayBeLaunched(exited.facts) == false)
+        _ = machine.handle(.launchEnded("a", started: true), Self.facts([exited]))
+        #expect(machine.apps["a"]?.isStarting == false)
     }
 }
