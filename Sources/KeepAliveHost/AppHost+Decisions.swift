@@ -1,6 +1,7 @@
 import Dispatch
 import KeepAliveCore
 import KeepAliveHostProtocol
+import KeepAliveMonitoring
 import KeepAliveSleep
 
 /// The host's own decisions (``HostMachine``), done: after anything changes, the machine is
@@ -34,20 +35,19 @@ extension AppHost {
     func tick() {
         let now = elapsed
         for app in apps.values { app.model.advance(to: now) }
-        let waiting = apps.values.contains { !$0.model.pendingTaskRequests.isEmpty || runsScheduledWork($0) }
-        let conditions = waiting ? configuration.conditions() : nil
+        let conditions = machine.needsConditions(facts()) ? configuration.conditions() : nil
         if let conditions { for app in apps.values { app.model.conditions = conditions } }
         housekeeping()
         serveWaitingWakes()
         decide(.tick, conditions: conditions)
     }
 
-    /// What the host's machine decides on, read now.
-    func facts(conditions: SystemConditions?) -> HostMachine.Facts {
+    /// What the host's machine decides on, read now: what each app's model and processes say
+    /// (what its own machine says, the machine reads itself).
+    func facts(conditions: SystemConditions? = nil) -> HostMachine.Facts {
         let now = elapsed
         let apps = apps.values.sorted { $0.id < $1.id }.map { app in
             let model = app.model
-            let machine = appMachine(app)
             return HostMachine.App(
                 id: app.id,
                 state: model.state,
@@ -55,13 +55,10 @@ extension AppHost {
                 isExitTold: !app.isAdopted && app.exitWatch != nil,
                 hasAudioMode: model.backgroundModes.contains(.audio),
                 runsProcessingTask: model.runningScheduledTask?.kind == .processing,
-                runsScheduledWork: runsScheduledWork(app),
+                runsScheduledTask: model.runningScheduledTask != nil,
                 pendingTasks: model.pendingTaskRequests,
-                mayBeLaunched: mayBeLaunched(app),
-                isLaunching: machine?.isLaunching == true,
-                watchesConditions: watchesConditions(of: app),
+                hasConditions: !(app.monitor?.identifiers.isEmpty ?? true),
                 nextModelEvent: model.nextEventTime,
-                nextWaitingWake: machine?.nextWaitingWake(from: now),
                 sleepRules: DeviceSleepMachine.AppRules(
                     app: app.id, state: model.state, authorization: model.authorization, backgroundModes: model.backgroundModes
                 ),
@@ -74,11 +71,6 @@ extension AppHost {
             housekeepingInterval: configuration.housekeepingInterval,
             conditions: conditions
         )
-    }
-
-    /// Whether the app runs its scheduled work, or is being launched for it.
-    func runsScheduledWork(_ app: HostedApp) -> Bool {
-        app.model.runningScheduledTask != nil || appMachine(app)?.isLaunching == true
     }
 
     private func perform(_ action: HostMachine.Action) {

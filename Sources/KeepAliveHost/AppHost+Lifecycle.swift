@@ -48,9 +48,6 @@ extension AppHost {
     /// The app's machine, its current launch's.
     func appMachine(_ app: HostedApp) -> HostedAppMachine? { machine.apps[app.id] }
 
-    /// Not running, and the host may launch it for its events and due tasks: it was not quit by
-    /// the user, and the host knows how (it was not adopted).
-    func mayBeLaunched(_ app: HostedApp) -> Bool { appMachine(app)?.mayBeLaunched(app.facts(at: elapsed)) ?? false }
 
     /// Does one of the machine's actions: the host's only hands on the app.
     func perform(_ action: HostedAppMachine.Action, for app: HostedApp) {

@@ -114,11 +114,6 @@ extension AppHost {
         }
     }
 
-    /// Whether the host watches `app`'s conditions now (it has some): as its machine says.
-    func watchesConditions(of app: HostedApp) -> Bool {
-        guard let monitor = app.monitor, !monitor.identifiers.isEmpty else { return false }
-        return appMachine(app)?.watchesConditions(app.facts(at: elapsed), authorization: app.authorization.status) ?? false
-    }
 
     /// Keeps the receiver watched while `service` (a name, such as "geoclue") wants fixes.
     ///
@@ -145,7 +140,8 @@ extension AppHost {
     func fixArrived(_ arrival: HostLocationWatch.Arrival) {
         guard machine.isWatching else { return }  // a fix of a watch closed since
         var changed: [LocationMonitor] = []
-        for app in apps.values.sorted(by: { $0.id < $1.id }) where watchesConditions(of: app) {
+        let watched = machine.watchedApps(facts())
+        for app in apps.values.sorted(by: { $0.id < $1.id }) where watched.contains(app.id) {
             guard let monitor = app.monitor else { continue }
             let events = monitor.evaluateBeforeSaving(arrival.fix)
             for event in events { deliver(event, to: app, received: arrival.received) }

@@ -19,7 +19,9 @@ import KeepAliveSleep
 ///   the earliest begin date of an idle app's task, the monitoring check while conditions of
 ///   apps that do not run are watched), told to the keeper when they change.
 struct HostMachine: Sendable {
-    /// One app as the host sees it when it decides.
+    /// One app as the host sees it when it decides: what its model and its processes say
+    /// (told by the host), and what its own machine says of it (filled in by this machine from
+    /// the app's ``HostedAppMachine``, never read back by the host).
     struct App: Sendable, Equatable {
         var id: String
         /// Its model's state.
@@ -32,24 +34,41 @@ struct HostMachine: Sendable {
         var hasAudioMode: Bool
         /// It runs a processing task (the host reads the power supply while it does).
         var runsProcessingTask: Bool
-        /// It runs scheduled work, or is being launched for it.
-        var runsScheduledWork: Bool
+        /// Its model runs a scheduled task.
+        var runsScheduledTask: Bool
         /// Its scheduled work not yet run.
         var pendingTasks: [BackgroundTaskRequest]
-        /// Not running, and the host may launch it (not quit by its user, not adopted).
-        var mayBeLaunched: Bool
-        /// A launch of it is under way.
-        var isLaunching: Bool
-        /// The host watches its conditions now.
-        var watchesConditions: Bool
+        /// It has conditions for the host to watch.
+        var hasConditions: Bool
         /// Its model's next event, on the host's clock.
         var nextModelEvent: Duration?
-        /// When the earliest wake its budgets put off falls due.
-        var nextWaitingWake: Duration?
-        /// What the device's sleep is told of it.
+        /// What the device's sleep is told of it (its state, authorization and modes).
         var sleepRules: DeviceSleepMachine.AppRules
         /// What its own machine decides on.
         var facts: HostedAppMachine.Facts
+
+        /// Not running, and the host may launch it (not quit by its user, not adopted): its machine's.
+        fileprivate(set) var mayBeLaunched = false
+        /// A launch of it is under way: its machine's.
+        fileprivate(set) var isLaunching = false
+        /// The host watches its conditions now: its machine's rule, on its authorization and state.
+        fileprivate(set) var watchesConditions = false
+        /// When the earliest wake its budgets put off falls due: its machine's.
+        fileprivate(set) var nextWaitingWake: Duration?
+
+        init(
+            id: String, state: AppState, isRunning: Bool, isExitTold: Bool, hasAudioMode: Bool, runsProcessingTask: Bool,
+            runsScheduledTask: Bool, pendingTasks: [BackgroundTaskRequest], hasConditions: Bool, nextModelEvent: Duration?,
+            sleepRules: DeviceSleepMachine.AppRules, facts: HostedAppMachine.Facts
+        ) {
+            (self.id, self.state, self.isRunning, self.isExitTold) = (id, state, isRunning, isExitTold)
+            (self.hasAudioMode, self.runsProcessingTask, self.runsScheduledTask) = (hasAudioMode, runsProcessingTask, runsScheduledTask)
+            (self.pendingTasks, self.hasConditions, self.nextModelEvent) = (pendingTasks, hasConditions, nextModelEvent)
+            (self.sleepRules, self.facts) = (sleepRules, facts)
+        }
+
+        /// It runs scheduled work, or is being launched for it.
+        var runsScheduledWork: Bool { runsScheduledTask || isLaunching }
 
         /// Frozen or not running: its work wakes the device, it does not hold it.
         var isIdle: Bool { state == .suspended || mayBeLaunched }
@@ -177,8 +196,10 @@ struct HostMachine: Sendable {
         self.monitoringInterval = monitoringInterval
     }
 
-    /// What to do for `event`, from what every app is now.
-    mutating func handle(_ event: Event, _ facts: Facts) -> [Action] {
+    /// What to do for `event`, from what every app is now: what the host told of each, and what
+    /// each app's machine says, before the event and, for the host's own decisions, after it.
+    mutating func handle(_ event: Event, _ told: Facts) -> [Action] {
+        var facts = completed(told)
         var actions: [Action] = []
         switch event {
         case .known(let id, let machine):
@@ -214,6 +235,7 @@ struct HostMachine: Sendable {
             (toldRefresh, toldMonitoring) = (nil, false)  // a wake spent what was due: told again from now
             armed = nil  // the loop's timer counts only the time awake
         }
+        facts = completed(told)  // what the event changed of the apps' machines
         return actions + watch(facts) + sleep(facts) + deadline(facts) + said(facts)
     }
 
@@ -221,7 +243,7 @@ struct HostMachine: Sendable {
     /// scheduled work runs (a refresh wake waits on it), which apps are in the foreground.
     private mutating func said(_ facts: Facts) -> [Action] {
         var actions: [Action] = []
-        let running = facts.apps.contains { $0.runsScheduledWork || apps[$0.id]?.isLaunching == true }
+        let running = facts.apps.contains(where: \.runsScheduledWork)
         if running != runsScheduledWork {
             runsScheduledWork = running
             actions.append(.scheduledWork(isRunning: running))
@@ -234,25 +256,48 @@ struct HostMachine: Sendable {
         return actions
     }
 
+    /// `facts` with what each app's machine says of it.
+    func completed(_ facts: Facts) -> Facts {
+        var facts = facts
+        for index in facts.apps.indices {
+            var app = facts.apps[index]
+            let machine = apps[app.id]
+            app.mayBeLaunched = machine?.mayBeLaunched(app.facts) ?? false
+            app.isLaunching = machine?.isLaunching ?? false
+            app.watchesConditions =
+                app.hasConditions && machine?.watchesConditions(app.facts, authorization: app.sleepRules.authorization) == true
+            app.nextWaitingWake = machine?.nextWaitingWake(from: facts.now)
+            facts.apps[index] = app
+        }
+        return facts
+    }
+
+    /// The apps whose conditions the host watches now.
+    func watchedApps(_ facts: Facts) -> Set<String> {
+        Set(completed(facts).apps.filter(\.watchesConditions).map(\.id))
+    }
+
     /// Whether the watch is wanted now.
     func wantsWatch(_ facts: Facts) -> Bool {
-        !isDeviceAsleep && (!fixesWanted.isEmpty || facts.apps.contains(where: \.watchesConditions))
+        !isDeviceAsleep && (!fixesWanted.isEmpty || completed(facts).apps.contains(where: \.watchesConditions))
     }
 
     /// Whether the host must look every housekeeping interval: something changes that nothing
     /// tells it of (an exit no pidfd tells, ALSA, the power supply, work waiting on power or a
     /// network once due, in the app or for its launch).
     func needsLooking(_ facts: Facts) -> Bool {
-        facts.apps.contains { $0.needsLooking(at: facts.now) }
+        completed(facts).apps.contains { $0.needsLooking(at: facts.now) }
     }
 
-    /// Whether the host reads its conditions (power, network) now: some work waits or runs.
-    static func needsConditions(_ apps: [App]) -> Bool {
-        apps.contains { !$0.pendingTasks.isEmpty || $0.runsScheduledWork }
+    /// Whether the host reads its conditions (power, network) at a tick: some work waits or runs
+    /// (or its app is launched for it).
+    func needsConditions(_ facts: Facts) -> Bool {
+        completed(facts).apps.contains { !$0.pendingTasks.isEmpty || $0.runsScheduledWork }
     }
 
     /// When the loop wakes next.
     func nextDeadline(_ facts: Facts) -> Duration {
+        let facts = completed(facts)
         let launches = facts.apps.filter(\.mayBeLaunched).flatMap { $0.pendingTasks.compactMap(\.earliestBeginDate) }
             .filter { $0 > facts.now }
         var next = (facts.apps.compactMap(\.nextModelEvent) + launches + facts.apps.compactMap(\.nextWaitingWake)).min()

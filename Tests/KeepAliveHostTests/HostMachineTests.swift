@@ -14,7 +14,9 @@ import Testing
     typealias Machine = HostMachine
     typealias App = HostMachine.App
 
-    /// An app in `state`, running unless said otherwise, its exit told by a pidfd.
+    /// An app in `state`, running unless said otherwise, its exit told by a pidfd, as the host
+    /// tells it (what its machine says of it, the machine fills in: an app the machine knows and
+    /// may launch, `launchable`, is launched for its due work; `conditions`, watched by its rule).
     static func app(
         _ id: String = "tracker",
         _ state: AppState = .suspended,
@@ -23,9 +25,8 @@ import Testing
         audio: Bool = false,
         tasks: [BackgroundTaskRequest] = [],
         launchable: Bool = false,
-        watches: Bool = false,
-        next: Duration? = nil,
-        waiting: Duration? = nil
+        conditions: Bool = false,
+        next: Duration? = nil
     ) -> App {
         App(
             id: id,
@@ -34,13 +35,10 @@ import Testing
             isExitTold: exitTold,
             hasAudioMode: audio,
             runsProcessingTask: false,
-            runsScheduledWork: false,
+            runsScheduledTask: false,
             pendingTasks: tasks,
-            mayBeLaunched: launchable,
-            isLaunching: false,
-            watchesConditions: watches,
+            hasConditions: conditions,
             nextModelEvent: next,
-            nextWaitingWake: waiting,
             sleepRules: DeviceSleepMachine.AppRules(app: id, state: state, authorization: .always, backgroundModes: audio ? [.audio] : []),
             facts: HostedAppMachine.Facts(
                 now: .zero, state: state, isRunning: running ?? (state != .notRunning), isConnected: true, isFreezeRequested: false,
@@ -50,8 +48,8 @@ import Testing
     }
 
     /// A machine that knows these apps, as a host that found them at its start.
-    static func knowing(_ ids: [String], followsSleep: Bool = false) -> Machine {
-        var machine = Machine(followsSleep: followsSleep)
+    static func knowing(_ ids: [String], followsSleep: Bool = false, monitoringInterval: Duration = .seconds(600)) -> Machine {
+        var machine = Machine(followsSleep: followsSleep, monitoringInterval: monitoringInterval)
         for id in ids {
             _ = machine.handle(.known(id, HostedAppMachine(adopted: false, dataWakes: .data, eventWakes: .events)), Self.facts([]))
         }
@@ -71,9 +69,9 @@ import Testing
     // MARK: The watch
 
     @Test func theWatchIsOpenWhileSomeAppsConditionsAreWatchedAndNotWhileTheDeviceSleeps() {
-        var machine = Machine(followsSleep: false)
+        var machine = Self.knowing(["tracker", "other", "a", "b", "c"])
         #expect(machine.handle(.changed("tracker", .conditions), Self.facts([Self.app()])) == [.arm(Self.never)])
-        let watching = Self.facts([Self.app(watches: true), Self.app("other")])
+        let watching = Self.facts([Self.app(conditions: true), Self.app("other")])
         #expect(machine.handle(.changed("tracker", .conditions), watching) == [.openWatch])
         #expect(machine.handle(.changed("tracker", .conditions), watching).isEmpty)  // wanted, and open: nothing to do
         #expect(machine.handle(.deviceWillSleep, watching) == [.closeWatch])
@@ -83,7 +81,7 @@ import Testing
     }
 
     @Test func anotherServiceKeepsTheWatchOpenUntilItNoLongerWantsFixes() {
-        var machine = Machine(followsSleep: false)
+        var machine = Self.knowing(["tracker", "other", "a", "b", "c"])
         let none = Self.facts([])
         _ = machine.handle(.changed("tracker", .conditions), none)
         #expect(machine.handle(.fixesWanted(true, by: "geoclue"), none) == [.openWatch])
@@ -95,11 +93,15 @@ import Testing
     // MARK: The loop's deadline
 
     @Test func theLoopWakesAtTheEarliestOfTheModelsEventsTheLaunchesAndTheWakesPutOff() {
-        let machine = Machine(followsSleep: false)
+        var machine = Self.knowing(["tracker", "other", "a", "b", "c"])
+        // c's budget allows one wake each 25 s: a second event at once waits for the next.
+        let c = Self.app("c", .suspended)
+        _ = machine.handle(.known("c", HostedAppMachine(adopted: false, dataWakes: .data, eventWakes: WakeBudget(burst: 1, interval: .seconds(25)))), Self.facts([]))
+        for _ in 0..<2 { _ = machine.handle(.app("c", .locationEvent(Self.event), c.facts), Self.facts([c])) }
         let apps = [
             Self.app("a", .background, next: .seconds(30)),
             Self.app("b", .notRunning, tasks: [Self.refresh(at: 20)], launchable: true),
-            Self.app("c", .suspended, waiting: .seconds(25)),
+            c,
         ]
         #expect(machine.nextDeadline(Self.facts(at: 10, apps)) == .seconds(20))
         #expect(machine.nextDeadline(Self.facts(at: 10, Array(apps.dropFirst(2)))) == .seconds(25))
@@ -122,14 +124,14 @@ import Testing
         (Self.app(), false),
     ])
     func theHostLooksOnlyForWhatNothingTellsIt(app: App, looks: Bool) {
-        let machine = Machine(followsSleep: false)
+        let machine = Self.knowing(["tracker", "other", "a", "b", "c"])
         let facts = Self.facts(at: 10, [app])
         #expect(machine.needsLooking(facts) == looks)
         #expect(machine.nextDeadline(facts) == (looks ? .seconds(11) : Self.never))
     }
 
     @Test func theDeadlineIsArmedWhenItChangesAndAgainAfterEachTick() {
-        var machine = Machine(followsSleep: false)
+        var machine = Self.knowing(["tracker", "other", "a", "b", "c"])
         let app = Self.app("a", .background, next: .seconds(30))
         #expect(machine.handle(.changed("tracker", .conditions), Self.facts([app])) == [.arm(.seconds(30))])
         #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 5, [app])).isEmpty)
@@ -153,25 +155,27 @@ import Testing
         // Not yet due, quit by its user, or being launched: none.
         let early = Self.app("a", .notRunning, tasks: [Self.refresh(at: 50)], launchable: true)
         let quit = Self.app("b", .notRunning, tasks: [Self.refresh(at: 5)], launchable: false)
-        var launching = Self.app("c", .notRunning, tasks: [Self.refresh(at: 5)], launchable: true)
-        launching.isLaunching = true
+        let launching = Self.app("c", .notRunning, tasks: [Self.refresh(at: 5)], launchable: true)
+        _ = machine.handle(.app("c", .scheduledWorkDue, launching.facts), Self.facts(at: 10, [launching]))
+        #expect(machine.apps["c"]?.isLaunching == true)
         let actions = machine.handle(.tick, Self.facts(at: 10, [early, quit, launching], conditions: SystemConditions()))
         #expect(!actions.contains { if case .app(_, .launch) = $0 { true } else { false } })
     }
 
     @Test func theHostReadsItsConditionsOnlyWhileWorkWaitsOrRuns() {
-        #expect(!Machine.needsConditions([Self.app()]))
-        #expect(Machine.needsConditions([Self.app(tasks: [Self.refresh(at: nil)])]))
+        let machine = Self.knowing(["tracker"])
+        #expect(!machine.needsConditions(Self.facts([Self.app()])))
+        #expect(machine.needsConditions(Self.facts([Self.app(tasks: [Self.refresh(at: nil)])])))
         var running = Self.app()
-        running.runsScheduledWork = true
-        #expect(Machine.needsConditions([running]))
+        running.runsScheduledTask = true
+        #expect(machine.needsConditions(Self.facts([running])))
     }
 
     // MARK: The device's sleep
 
     @Test func theWorkThatWakesTheDeviceIsToldBeforeTheAppsRulesAndOnlyWhenItChanges() {
-        var machine = Machine(followsSleep: true, monitoringInterval: .seconds(60))
-        let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: 40)], watches: true)
+        var machine = Self.knowing(["tracker", "a", "b"], followsSleep: true, monitoringInterval: .seconds(60))
+        let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: 40)], conditions: true)
         let actions = machine.handle(.changed("tracker", .conditions), Self.facts(at: 10, [frozen]))
         #expect(
             actions == [
@@ -181,7 +185,7 @@ import Testing
         )
         #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 20, [frozen])).isEmpty)
         // Thawed: its work no longer wakes the device (it runs), its rules change.
-        let running = Self.app("a", .background, tasks: [Self.refresh(at: 40)], watches: true)
+        let running = Self.app("a", .background, tasks: [Self.refresh(at: 40)], conditions: true)
         #expect(
             machine.handle(.changed("tracker", .conditions), Self.facts(at: 20, [running]))
                 == [.wake(.refresh, at: nil), .wake(.monitoring, at: nil), .sleepRules(running.sleepRules)]
@@ -189,7 +193,7 @@ import Testing
     }
 
     @Test func aResumeTellsTheWakesAfreshAndAnAppThatEndedIsToldOnce() {
-        var machine = Machine(followsSleep: true, monitoringInterval: .seconds(60))
+        var machine = Self.knowing(["tracker", "a", "b"], followsSleep: true, monitoringInterval: .seconds(60))
         let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: nil)])
         #expect(machine.handle(.changed("tracker", .conditions), Self.facts(at: 10, [frozen])).first == .wake(.refresh, at: .seconds(10)))  // due now
         #expect(machine.handle(.deviceResumed, Self.facts(at: 90, [frozen])).first == .wake(.refresh, at: .seconds(90)))
@@ -199,8 +203,8 @@ import Testing
     }
 
     @Test func aHostThatDoesNotFollowTheSleepTellsItNothing() {
-        var machine = Machine(followsSleep: false)
-        let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: 40)], watches: true)
+        var machine = Self.knowing(["tracker", "other", "a", "b", "c"])
+        let frozen = Self.app("a", .suspended, tasks: [Self.refresh(at: 40)], conditions: true)
         #expect(machine.handle(.changed("tracker", .conditions), Self.facts([frozen])) == [.openWatch, .arm(Self.never)])
     }
 
