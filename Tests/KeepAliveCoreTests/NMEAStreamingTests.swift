@@ -4,6 +4,7 @@ import Glibc
 @testable import KeepAliveCore
 import LocationKeepAliveMocks
 import Testing
+import TestWaiting
 
 /// The decoder reading a log piece by piece gives what it gives with the whole log in memory,
 /// wherever the pieces end; and a stream with nothing yet is a wait, not the end.
@@ -26,7 +27,7 @@ import Testing
         }
     }
 
-    @Test func aPipeWithNothingYetIsAWaitAndItsEndIsTheEnd() throws {
+    @Test func aPipeWithNothingYetIsAWaitAndItsEndIsTheEnd() async throws {
         var ends: [Int32] = [0, 0]
         // Close-on-exec: a process another test spawns meanwhile must not keep the write end
         // open, or its close is no end (the main step of a fresh clone: 29 reports of 30).
@@ -47,6 +48,15 @@ import Testing
             #expect(decoder.isWaitingForInput, "a pipe still open is never the end")
         }
         close(ends[1])
+        // The end comes once no process holds the write end: one another test spawns at this
+        // moment holds a copy from its fork to its exec (close-on-exec closes it only then),
+        // which a loaded machine stretches (the main step beside a busy loop: 29 reports of 30,
+        // the decoder still waiting). The kernel says when the last writer is gone (POLLHUP).
+        let readEnd = ends[0]
+        try await waitUntil("the pipe's last writer gone") {
+            var poll = pollfd(fd: readEnd, events: 0, revents: 0)
+            return Glibc.poll(&poll, 1, 0) == 1 && poll.revents & Int16(POLLHUP) != 0
+        }
         while let report = decoder.next() { reports.append(report) }
         #expect(!decoder.isWaitingForInput)
         var whole = NMEADecoder(bytes: log, device: "pipe")

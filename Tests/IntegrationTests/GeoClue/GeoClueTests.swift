@@ -62,6 +62,22 @@ struct GeoClueTests {
         }
     }
 
+    /// Every position in the boat's log: each GGA's, GLL's and RMC's (`ddmm.mmmm`), in degrees.
+    static func loggedPositions() throws -> [(latitude: Double, longitude: Double)] {
+        let degrees = { (value: Substring, hemisphere: Substring, width: Int) -> Double? in
+            guard value.count > width, let whole = Double(value.prefix(width)), let minutes = Double(value.dropFirst(width)) else { return nil }
+            return (whole + minutes / 60) * (hemisphere == "S" || hemisphere == "W" ? -1 : 1)
+        }
+        return String(decoding: try boat.bytes(), as: UTF8.self).split(whereSeparator: \.isNewline).compactMap { line in
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            let first = switch fields.first?.suffix(3) { case "GGA": 2; case "GLL": 1; case "RMC": 3; default: -1 }
+            guard first > 0, fields.count > first + 3, let latitude = degrees(fields[first], fields[first + 1], 2),
+                let longitude = degrees(fields[first + 2], fields[first + 3], 3)
+            else { return nil }
+            return (latitude, longitude)
+        }
+    }
+
     static func probeLines(_ process: ChildProcess) -> [[String: Any]] {
         process.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
@@ -93,16 +109,23 @@ struct GeoClueTests {
             let fixes = Self.gpsdFixes(gpspipe.output)
             #expect(printed.count >= 5, "where-am-i printed locations for 12 s:\n\(whereAmI.output.suffix(2000))\n\(harness.events.suffix(5))")
             #expect(!fixes.isEmpty, "gpspipe saw gpsd's fixes:\n\(gpspipe.output.prefix(2000))")
-            // Each is one of gpsd's fixes, to where-am-i's 6 decimals; the first is the one the
-            // service had when it started (as GeoClue's cache), the others arrive as gpsd's do.
+            // Each is one of the log's positions, to where-am-i's 6 decimals (gpsd reports the
+            // position of each sentence that has one: GGA, GLL and RMC); the first is the one the service had when it
+            // started (as GeoClue's cache), the others arrive as gpsd's do. gpspipe is the
+            // yardstick of time, not of membership: gpsd drops a message for a client whose socket
+            // is full and goes on (gpsd.c's throttled_write, EAGAIN), as a starved gpspipe's is on a
+            // loaded machine, so a fix the host's watch read may be missing from gpspipe's output.
+            let logged = try Self.loggedPositions()
             var latencies: [Double] = []
             for (index, location) in printed.enumerated() {
+                let isLogged = logged.contains { abs($0.latitude - location.latitude) < 5e-7 && abs($0.longitude - location.longitude) < 5e-7 }
+                #expect(isLogged, "where-am-i's \(location) is one of the log's positions")
                 // gpsd sends an epoch's TPV again as more of its sentences come: the first is when
                 // gpsd had the fix. (The replay takes 100 s to loop, longer than this test.)
                 let same = fixes.first { abs($0.latitude - location.latitude) < 5e-7 && abs($0.longitude - location.longitude) < 5e-7 }
-                #expect(same != nil, "where-am-i's \(location) is one of gpsd's fixes: \(fixes.prefix(3)) ... \(fixes.suffix(3))")
                 if index > 0, let same { latencies.append(location.time - same.time) }
             }
+            #expect(latencies.count >= (printed.count - 1) / 2, "gpspipe saw most of where-am-i's fixes: \(latencies.count) of \(printed.count - 1)")
             let median = Self.median(latencies)
             print("GeoClue2 where-am-i: \(printed.count) locations, latency behind gpspipe median \(median) s, most \(latencies.max() ?? .nan) s")
             // A second, as the issue asks (ten under TSan, which slows every process tenfold).
