@@ -94,6 +94,9 @@ struct HostMachine: Sendable {
         var housekeepingInterval: Duration = .seconds(1)
         /// Its machine's conditions now (power, network): read only when some work waits on them.
         var conditions: SystemConditions?
+        /// Each app's machine's part filled in (``HostMachine/completed(_:)``): not again for
+        /// each question asked of the same facts.
+        fileprivate(set) var isCompleted = false
     }
 
     /// What happened.
@@ -199,6 +202,8 @@ struct HostMachine: Sendable {
     /// What to do for `event`, from what every app is now: what the host told of each, and what
     /// each app's machine says, before the event and, for the host's own decisions, after it.
     mutating func handle(_ event: Event, _ told: Facts) -> [Action] {
+        var told = told
+        told.isCompleted = false  // filled in from the machines as they are now, before and after the event
         var facts = completed(told)
         var actions: [Action] = []
         switch event {
@@ -258,7 +263,9 @@ struct HostMachine: Sendable {
 
     /// `facts` with what each app's machine says of it.
     func completed(_ facts: Facts) -> Facts {
+        guard !facts.isCompleted else { return facts }
         var facts = facts
+        facts.isCompleted = true
         for index in facts.apps.indices {
             var app = facts.apps[index]
             let machine = apps[app.id]

@@ -56,12 +56,17 @@ import Testing
         for round in 0..<20 {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<3 { group.addTask { _ = try await manager.requestLocation(timeout: .seconds(30)) } }
-                await source.waitForSessions(round + 1)
-                // Sent until every one-shot of the round has its fix (each may subscribe late).
-                while group.isEmpty == false {
-                    source.sendFix(latitude: 1, longitude: Double(round), accuracy: 5, at: now + Double(round))
-                    if try await group.next() == nil { break }
+                // Fixes while the round's one-shots wait: one may join its session after a fix
+                // was given, and then waits for the next (its timeout is on the test clock, which
+                // stands still: a fix sent once per answer hung a loaded ThreadSanitizer run).
+                group.addTask { [source, now] in
+                    while !Task.isCancelled {
+                        source.sendFix(latitude: 1, longitude: Double(round), accuracy: 5, at: now + Double(round))
+                        try? await Task.sleep(for: .milliseconds(10))  // pacing: a fix every 10 ms, as a receiver's
+                    }
                 }
+                for _ in 0..<3 { try await group.next() }  // the feeder ends only when cancelled
+                group.cancelAll()
             }
         }
         await power.settled()
