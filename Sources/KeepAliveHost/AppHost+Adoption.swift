@@ -12,13 +12,13 @@ extension AppHost {
         freezer: Freezer,
         logger: Logger,
         emit: (Event) -> Void
-    ) -> [HostedApp] {
+    ) -> [(app: HostedApp, model: Application)] {
         // A host that died left its apps behind: never leave one frozen, and take them back.
         for pid in (KernelFile.read(configuration.stoppedPath) ?? "").split(separator: "\n").compactMap({ Int32($0) }) {
             kill(pid, SIGCONT)
         }
         unlink(configuration.stoppedPath)
-        var adopted: [HostedApp] = []
+        var adopted: [(app: HostedApp, model: Application)] = []
         for group in freezer.thawLeftovers() {
             let processes = group.processes()
             guard let first = processes.first else {
@@ -33,10 +33,10 @@ extension AppHost {
             let model = Application(profile: configuration.profile, authorization: authorization.status, logger: logger)
             model.launch()  // in the foreground: what it was doing is not known
             let owner = ProcFS.owner(of: first).flatMap(AppUser.withID) ?? .current
-            let app = HostedApp(id: group.app, model: model, group: group, authorization: authorization, user: owner, isAdopted: true)
+            let app = HostedApp(id: group.app, group: group, authorization: authorization, user: owner, isAdopted: true)
             app.pid = first
             app.reason = "adopted from an earlier host: thawed, in the foreground"
-            adopted.append(app)
+            adopted.append((app, model))
             emit(.adopted(app: group.app, thawed: true))
         }
         return adopted

@@ -4,74 +4,38 @@ import KeepAliveHostProtocol
 import KeepAliveMonitoring
 import KeepAliveSleep
 
-/// The host's own decisions (``HostMachine``), done: after anything changes, the machine is
-/// told and what it decides is done here, the host's only hands on its watch, its loop's
-/// deadline, the device's sleep and the launches for due work.
+/// The host's decisions (``HostMachine``), done: every event goes to the machine with the
+/// time, and what it decides is done here, the host's only hands on its apps, its watch, its
+/// loop's deadline and the device's sleep.
 extension AppHost {
-    /// Tells the host's machine what happened, with what every app is now, and does what it
-    /// decides. Nothing is decided before ``run()`` serves (the watch has nowhere to send fixes).
-    /// An input that comes while the actions of another are done (a launch for due work tells
-    /// its app's machine, which decides again) waits for them to end, then is decided on what
-    /// they did: the machine's decisions are done in the order it made them.
-    ///
-    /// - Parameter conditions: the machine's conditions (the power supply, a route), read once
-    ///   by a tick when some work waits on them: they matter only to launches for due work.
-    func decide(_ event: HostMachine.Event, conditions: SystemConditions? = nil) {
+    /// Tells the host's machine what happened, now, and does what it decides, in order.
+    /// Nothing is decided before ``run()`` serves (the watch has nowhere to send fixes).
+    func decide(_ event: HostMachine.Event) {
         guard arrivals != nil else { return }
-        undecided.append((event, conditions))
-        guard !isDeciding else { return }
-        isDeciding = true
-        defer { isDeciding = false }
-        while !undecided.isEmpty {
-            let (event, conditions) = undecided.removeFirst()
-            for action in machine.handle(event, facts(conditions: conditions)) { perform(action) }
-        }
+        for action in machine.handle(event, now: elapsed) { perform(action) }
+    }
+
+    /// Changes `app`'s value in the host's machine (its model, what it reported), now, and
+    /// does what follows.
+    ///
+    /// - Returns: what `body` returned (`nil`: the machine has no such app).
+    @discardableResult
+    func change<T>(_ app: HostedApp, _ body: (inout HostMachine.App) -> T) -> T? {
+        let (value, actions) = machine.change(app.id, now: elapsed, body)
+        for action in actions { perform(action) }
+        return value
     }
 
     /// A tick of the host's loop (its deadline, an exit the kernel told, a wake for due work):
-    /// the models catch up with the time, the machine's conditions are read once when some work
-    /// waits on them (for the models and the machine alike), exits and ALSA are looked at, the
-    /// wakes put off that are due are done, and what is due is decided.
+    /// exits and ALSA are looked at, the machine's conditions read once when some work waits on
+    /// them, and what is due is decided.
     func tick() {
-        let now = elapsed
-        for app in apps.values { app.model.advance(to: now) }
-        let conditions = machine.needsConditions(facts()) ? configuration.conditions() : nil
-        if let conditions { for app in apps.values { app.model.conditions = conditions } }
         housekeeping()
-        serveWaitingWakes()
-        decide(.tick, conditions: conditions)
+        decide(.tick(conditions: machine.needsConditions ? configuration.conditions() : nil))
     }
 
-    /// What the host's machine decides on, read now: what each app's model and processes say
-    /// (what its own machine says, the machine reads itself).
-    func facts(conditions: SystemConditions? = nil) -> HostMachine.Facts {
-        let now = elapsed
-        let apps = apps.values.sorted { $0.id < $1.id }.map { app in
-            let model = app.model
-            return HostMachine.App(
-                id: app.id,
-                state: model.state,
-                isRunning: app.pid != nil,
-                isExitTold: !app.isAdopted && app.exitWatch != nil,
-                hasAudioMode: model.backgroundModes.contains(.audio),
-                runsProcessingTask: model.runningScheduledTask?.kind == .processing,
-                runsScheduledTask: model.runningScheduledTask != nil,
-                pendingTasks: model.pendingTaskRequests,
-                hasConditions: !(app.monitor?.identifiers.isEmpty ?? true),
-                nextModelEvent: model.nextEventTime,
-                sleepRules: DeviceSleepMachine.AppRules(
-                    app: app.id, state: model.state, authorization: model.authorization, backgroundModes: model.backgroundModes
-                ),
-                facts: app.facts(at: now)
-            )
-        }
-        return HostMachine.Facts(
-            now: now,
-            apps: apps,
-            housekeepingInterval: configuration.housekeepingInterval,
-            conditions: conditions
-        )
-    }
+    /// The app's value in the host's machine: its model, its machine, what it reported.
+    func value(of app: HostedApp) -> HostMachine.App? { machine.apps[app.id] }
 
     private func perform(_ action: HostMachine.Action) {
         switch action {
@@ -88,6 +52,9 @@ extension AppHost {
         case .sleepRules(let rules): sleepKeeper?.app(rules)
         case .scheduledWork(let running): scheduledWork.update { $0 = (running, $0.starts + (running ? 1 : 0)) }
         case .foreground(let apps): foregroundApps.withLock { $0 = apps }
+        case .lifecycle(let id, let event):
+            guard let app = apps[id] else { return }
+            modelDidChange(app, event)
         case .app(let id, let action):
             guard let app = apps[id] else { return }
             perform(action, for: app)

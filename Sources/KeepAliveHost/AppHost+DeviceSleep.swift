@@ -16,7 +16,6 @@ extension AppHost {
 
     /// After a sleep: the models catch up with the time asleep, and the watch opens again.
     func deviceResumed() {
-        for app in apps.values { app.model.advance(to: elapsed) }
         decide(.deviceResumed)
     }
 

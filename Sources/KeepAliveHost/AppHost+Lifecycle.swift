@@ -6,20 +6,9 @@ import KeepAliveHostProtocol
 /// What the model decides, done to the app's processes: suspended is frozen, resumed is
 /// thawed, killed is SIGKILL, with the notices an app needs to freeze safely.
 extension AppHost {
-    func observe(_ app: HostedApp) {
-        // The model runs only inside this actor's methods, so its callbacks do too.
-        let id = app.id
-        app.model.addObserver { [weak self] event in
-            self?.assumeIsolated { $0.modelDidChange(id, event) }
-        }
-    }
-
-    private func modelDidChange(_ id: String, _ event: AppEvent) {
-        guard let app = apps[id] else { return }
+    /// What the app's model did, said (its machine decided it already).
+    func modelDidChange(_ app: HostedApp, _ event: AppEvent) {
         emit(.lifecycle(app: app.id, event))
-        // A when-in-use app's conditions are watched only in the foreground; what the model
-        // scheduled from here on (a budget, a grace) may come before the loop's deadline: its
-        // machine hears of it below, and the host decides again with it.
         switch event {
         case .didEnterBackground, .didBecomeActive:
             app.since = Date()
@@ -34,7 +23,6 @@ extension AppHost {
         default:
             break
         }
-        handle(.model(event), for: app)
     }
 
     /// Tells the app's machine, through the host's, what happened, and does what they decide.
@@ -42,11 +30,14 @@ extension AppHost {
     /// the new launch's.
     func handle(_ event: HostedAppMachine.Event, for app: HostedApp) {
         guard apps[app.id] === app else { return }
-        decide(.app(app.id, event, app.facts(at: elapsed)))
+        decide(.app(app.id, event))
     }
 
     /// The app's machine, its current launch's.
-    func appMachine(_ app: HostedApp) -> HostedAppMachine? { machine.apps[app.id] }
+    func appMachine(_ app: HostedApp) -> HostedAppMachine? { machine.apps[app.id]?.machine }
+
+    /// The app's model's state now (`notRunning`: none).
+    func state(of app: HostedApp) -> AppState { machine.apps[app.id]?.model.state ?? .notRunning }
 
 
     /// Does one of the machine's actions: the host's only hands on the app.
@@ -69,9 +60,11 @@ extension AppHost {
         case .stopWatchingSockets: stopWatchingSockets(of: app)
         case .endWait(let kind): app.acknowledge(kind.rawValue)
         case .send(let notices): for notice in notices { app.connection?.send(notice) }
-        case .wakeForEvent: app.model.wakeForLocationEvent()
-        case .enterBackground(let awaitingHandler, let withEventBudget):
-            enterBackground(app, awaitingHandler: awaitingHandler, withEventBudget: withEventBudget)
+        case .enterBackground(let awaitingHandler, _):
+            // The model entered it (the host's machine did); the handler's end is awaited here.
+            guard awaitingHandler else { return }
+            spawn { self.backgroundHandlerEnded(for: app, answered: await self.waitForAnswer(app, kind: "background")) }
+        case .wakeForEvent, .killModel: break  // the model's: done by the host's machine
         case .launch(let reason): relaunch(app, reason: reason)
         case .stopToLaunchAgain: stopToLaunchAgain(app)
         case .terminate:
@@ -81,7 +74,6 @@ extension AppHost {
             app.forgetWakeSockets()
             spawn { await self.stopEverything(of: app, with: SIGKILL) }
         case .killEscapes: spawn { await self.killEscapes(of: app) }
-        case .killModel(let reason): app.model.kill(because: reason)
         case .reportWokenForData: emit(.wokenForData(app: app.id))
         case .reportPutOff(let cause, let after):
             emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: after))
@@ -121,9 +113,16 @@ extension AppHost {
     /// Scheduled work of the app's, run by the model: the app is told to do it (after the
     /// thaw the model's resume started), and told when its time is nearly up.
     func serveScheduledTasks(_ app: HostedApp) {
-        let id = app.id
-        app.model.conditions = configuration.conditions()
-        app.model.defaultScheduledHandler = { [weak self] task in
+        let (conditions, handler) = (configuration.conditions(), scheduledHandler(for: app.id))
+        change(app) { value in
+            value.model.conditions = conditions
+            value.model.defaultScheduledHandler = handler
+        }
+    }
+
+    /// What an app's model does with its scheduled work: tell the app (``serveScheduledTasks(_:)``).
+    func scheduledHandler(for id: String) -> (ScheduledBackgroundTask) -> Void {
+        { [weak self] task in
             let name = task.identifier
             self?.assumeIsolated { $0.apps[id]?.connection?.send(.runTask(name)) }
             task.expirationHandler = { [weak self] in
@@ -143,12 +142,12 @@ extension AppHost {
             let latency = try await app.group.freeze()
             recordStopped()
             // Reported only once seen: every process of the app in the group, the kernel saying frozen.
-            if app.model.state != .notRunning {
+            if state(of: app) != .notRunning {
                 guard await checkContainment(app) else { return }
             }
             // Killed meanwhile (a `status` found it escaped): no freeze to report; its machine
             // undoes the freeze.
-            if app.model.state != .notRunning {
+            if state(of: app) != .notRunning {
                 guard app.group.isFrozen else {
                     emit(.error("\(app.id) was asked to freeze, but the kernel does not say it is frozen"))
                     return
@@ -251,10 +250,10 @@ extension AppHost {
     /// (its own check, or its end, decided for it).
     @discardableResult
     func checkContainment(_ app: HostedApp) async -> Bool {
-        guard app.model.state != .notRunning else { return true }
+        guard state(of: app) != .notRunning else { return true }
         let group = app.group
         let escapes = await processes.awaiting { group.escapes() }
-        guard !escapes.isEmpty, app.model.state != .notRunning else { return true }
+        guard !escapes.isEmpty, state(of: app) != .notRunning else { return true }
         app.escapes = escapes
         for escape in escapes { emit(.escaped(app: app.id, escape)) }
         handle(.escaped(escapes.map(\.description)), for: app)
@@ -286,7 +285,7 @@ extension AppHost {
     /// decided since, and must not undo it). Its freeze goes to the machine as any other, which
     /// undoes one that ended after a newer decision.
     private func enforceFreeze(_ app: HostedApp, generation: Int) async {
-        guard apps[app.id] === app, appMachine(app)?.holdsFreeze(generation, app.facts(at: elapsed)) == true else { return }
+        guard apps[app.id] === app, machine.holdsFreeze(app.id, generation) else { return }
         guard await checkContainment(app) else { return }
         guard !app.group.isFrozen, !app.group.processes().isEmpty else { return }
         emit(.error("\(app.id) was thawed by something other than the host while suspended: frozen again"))

@@ -35,7 +35,7 @@ extension AppHost {
         } catch {
             throw HostError(.badRequest, "app \(app.id): \(error.message); none added")
         }
-        decide(.changed(app.id, .conditions))
+        decide(.conditions(app.id, hasSome: !monitor.identifiers.isEmpty))
         var reply = HostReply(id: nil)
         reply.identifiers = monitor.identifiers
         return reply
@@ -52,7 +52,7 @@ extension AppHost {
         } catch {
             throw HostError(.badRequest, "app \(app.id): \(error.message)")
         }
-        decide(.changed(app.id, .conditions))
+        decide(.conditions(app.id, hasSome: !monitor.identifiers.isEmpty))
         var reply = HostReply(id: nil)
         reply.identifiers = monitor.identifiers
         return reply
@@ -70,8 +70,8 @@ extension AppHost {
 
     /// As on iOS: always monitors from anywhere; when in use only from the foreground.
     private func requireMonitoringAllowed(_ app: HostedApp) throws(HostError) {
-        let authorization = app.model.authorization
-        guard !authorization.allowsLocation(in: app.model.state) else { return }
+        let authorization = value(of: app)?.model.authorization ?? .notDetermined
+        guard !authorization.allowsLocation(in: state(of: app)) else { return }
         switch authorization {
         case .whenInUse:
             throw HostError(
@@ -83,7 +83,7 @@ extension AppHost {
         default:
             throw HostError(
                 .notPermitted,
-                "app \(app.id) is not authorized for location (\(app.model.authorization.rawValue)): "
+                "app \(app.id) is not authorized for location (\(authorization.rawValue)): "
                     + "authorize it always, or when in use to monitor in the foreground"
             )
         }
@@ -108,7 +108,7 @@ extension AppHost {
             FileManager.default.fileExists(atPath: folder.appendingPathComponent("\(app.id).json").path)
         else { return }
         do {
-            _ = try monitor(of: app)
+            decide(.conditions(app.id, hasSome: !(try monitor(of: app)).identifiers.isEmpty))
         } catch {
             emit(.error("\(error.message); its conditions are not watched until the file is mended or removed"))
         }
@@ -121,7 +121,7 @@ extension AppHost {
     /// were said (a "wanted" and the "unwanted" after it never land the other way round), from
     /// the moment ``run()`` serves.
     public nonisolated func setFixesWanted(_ wanted: Bool, by service: String) {
-        wants.yield(.fixesWanted(wanted, by: service))
+        wants.yield((wanted, service))
     }
 
     /// Hands every fix of the host's watch to `observer`, on the watch's task, as it arrives
@@ -140,24 +140,17 @@ extension AppHost {
     func fixArrived(_ arrival: HostLocationWatch.Arrival) {
         guard machine.isWatching else { return }  // a fix of a watch closed since
         var changed: [LocationMonitor] = []
-        let watched = machine.watchedApps(facts())
+        let watched = machine.watchedApps
         for app in apps.values.sorted(by: { $0.id < $1.id }) where watched.contains(app.id) {
             guard let monitor = app.monitor else { continue }
             let events = monitor.evaluateBeforeSaving(arrival.fix)
-            for event in events { deliver(event, to: app, received: arrival.received) }
+            for event in events { handle(.locationEvent(.locationEvent(event, received: arrival.received)), for: app) }
             if !events.isEmpty { changed.append(monitor) }
         }
         guard !changed.isEmpty else { return }
         // The files' fsyncs on the host's queue for files, after every app was told: a slow disk
         // (100 ms and more, measured beside a build) delays neither a wake nor the host.
         files.async { [changed] in for monitor in changed { monitor.saveEvents() } }
-    }
-
-    /// Tells the app as its machine decides: at once while it runs, after the thaw when frozen,
-    /// after its hello when launched for it, later when its wake budget says so.
-    private func deliver(_ event: MonitorEvent, to app: HostedApp, received: Double) {
-        app.model.advance(to: elapsed)
-        handle(.locationEvent(.locationEvent(event, received: received)), for: app)
     }
 
     /// Launches an app that is not running, in the background, for `reason` (`location-event`,

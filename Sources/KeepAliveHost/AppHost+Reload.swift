@@ -10,6 +10,7 @@ extension AppHost {
     public func reload(_ new: Configuration) {
         settings.profile = new.profile
         settings.noticeTimeout = new.noticeTimeout
+        machine.noticeTimeout = new.noticeTimeout
         settings.dataWakes = new.dataWakes
         settings.eventWakes = new.eventWakes
         settings.defaultUser = new.defaultUser

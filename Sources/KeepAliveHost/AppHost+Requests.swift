@@ -6,8 +6,7 @@ import KeepAliveHostProtocol
 /// The control protocol's requests: who may ask what, and what it does to the model.
 extension AppHost {
     func handle(_ request: HostRequest, from connection: ControlConnection) async -> HostReply? {
-        defer { decide(.requestServed) }  // a request may have scheduled something sooner
-        for app in apps.values { app.model.advance(to: elapsed) }
+        decide(.request)  // the models brought to now: what the request reads and changes is current
         do {
             var reply = try await perform(request, from: connection)
             reply.id = request.id
@@ -45,20 +44,20 @@ extension AppHost {
             let app = try self.named(named)
             try requireOwner(of: app, connection)
             switch move {
-            case .foreground: app.model.enterForeground()
+            case .foreground: change(app) { $0.model.enterForeground() }
             case .background: await moveToBackground(app)
             case .terminate: await quit(app)
             }
             var reply = HostReply(id: nil)
-            reply.state = app.status(appMachine(app)).state
+            reply.state = app.status(value(of: app)).state
             return reply
         case .status(let named):
             var reply = HostReply(id: nil)
             let shown = if let named { [try self.named(named)] } else { Array(apps.values) }
             // Suspended apps are verified again as they are shown (the v1 freezer and signals
             // give no event when a process leaves): status shows what is, never what was asked.
-            for app in shown where app.model.state == .suspended { await checkContainment(app) }
-            reply.apps = shown.sorted { $0.id < $1.id }.map { $0.status(appMachine($0)) }
+            for app in shown where state(of: app) == .suspended { await checkContainment(app) }
+            reply.apps = shown.sorted { $0.id < $1.id }.map { $0.status(value(of: $0)) }
             reply.device = deviceStatus
             return reply
         }
@@ -71,7 +70,7 @@ extension AppHost {
         handle(.quitByUser, for: app)
         saveRecord(of: app)
         await recordsSaved()
-        app.model.terminate()
+        change(app) { $0.model.terminate() }
     }
 
     /// `hello`: the caller names its app; its process must be in that app's group.
@@ -85,41 +84,57 @@ extension AppHost {
         }
         app.connection = connection
         connection.identifyAsApp()
+        change(app) { $0.isConnected = true }
+        let value = value(of: app)
         var reply = HostReply(id: nil)
-        reply.profile = app.model.profile
-        reply.modes = app.model.backgroundModes.names
-        reply.state = appMachine(app)?.entersBackgroundOnHello == true ? AppState.background.rawValue : app.status(appMachine(app)).state
+        reply.profile = value?.model.profile
+        reply.modes = value?.model.backgroundModes.names
+        reply.state = value?.machine.entersBackgroundOnHello == true ? AppState.background.rawValue : app.status(value).state
         spawn { self.handle(.saidHello, for: app) }  // after this reply: its background, the events it was launched for
         return reply
     }
 
-    /// What an app reports of itself, after `hello`.
+    /// What an app reports of itself, after `hello`: its model and reports change in the host's
+    /// machine, which decides what follows.
     private func report(_ report: HostCommand.AppReport, by app: HostedApp) throws(HostError) -> HostReply {
         var reply = HostReply(id: nil)
         switch report {
         case .beginTask(let number, let name):
-            let id = app.id
-            let identifier = app.model.beginBackgroundTask(named: name) { [weak self] in
-                self?.assumeIsolated { $0.expiring(id, task: number) }
+            let expiring: () -> Void = { [weak self, id = app.id] in self?.assumeIsolated { $0.expiring(id, task: number) } }
+            let begun = change(app) { value in
+                let identifier = value.model.beginBackgroundTask(named: name, expirationHandler: expiring)
+                if identifier != BackgroundTaskIdentifier.invalid { value.tasks[number] = identifier }
+                return (identifier != BackgroundTaskIdentifier.invalid, value.model.backgroundTimeRemaining)
             }
-            reply.granted = identifier != BackgroundTaskIdentifier.invalid
-            if identifier != BackgroundTaskIdentifier.invalid { app.tasks[number] = identifier }
-            reply.remaining = app.model.backgroundTimeRemaining?.secondsValue
+            reply.granted = begun?.0
+            reply.remaining = begun?.1?.secondsValue
         case .endTask(let number):
-            if let identifier = app.tasks.removeValue(forKey: number) { app.model.endBackgroundTask(identifier) }
+            change(app) { value in
+                if let identifier = value.tasks.removeValue(forKey: number) { value.model.endBackgroundTask(identifier) }
+            }
         case .audio(let active):
-            app.reportsAudio = active
-            if active, app.model.state == .background, !app.model.backgroundModes.contains(.audio) {
+            let refused = change(app) { value in
+                value.reportsAudio = active
+                value.followAudio()
+                return active && value.model.state == .background && !value.model.backgroundModes.contains(.audio)
+            }
+            if refused == true {
                 throw HostError(.notPermitted, "app \(app.id) has no audio background mode: launch it with --modes audio")
             }
-            setAudio(app, playing: active || app.observesAudio)
-        case .location(let active): try reportLocation(active, by: app)
+        case .location(let active):
+            if let refused = change(app, { $0.reportLocation(active) }) ?? nil {
+                throw HostError(.notPermitted, "app \(app.id): \(refused.message)")
+            }
         case .schedule(let request): reply.begins = try schedule(request, by: app)
         case .complete(let name, let success):
-            guard let running = app.model.runningScheduledTask, running.identifier == name else {
+            let completed = change(app) { value in
+                guard let running = value.model.runningScheduledTask, running.identifier == name else { return false }
+                running.setTaskCompleted(success: success)
+                return true
+            }
+            guard completed == true else {
                 throw HostError(.badRequest, "no scheduled task \(name ?? "(no name)") is running for \(app.id)")
             }
-            running.setTaskCompleted(success: success)
         case .ack(let notice):
             app.answered.insert(notice)
             app.acknowledge(notice)
@@ -127,42 +142,32 @@ extension AppHost {
         return reply
     }
 
-    /// `location`: the app's location activity, which keeps it running with always.
-    private func reportLocation(_ active: Bool, by app: HostedApp) throws(HostError) {
-        app.reportsLocation = active
-        if active {
-            do {
-                try app.model.beginLocationActivity()
-            } catch {
-                throw HostError(.notPermitted, "app \(app.id): \(error.message)")
-            }
-        } else if app.model.locationActivityCount > 0 {
-            app.model.endLocationActivity()
-        }
-    }
-
     /// `schedule`: scheduled work, begun no sooner than the app's wake budget allows.
     ///
     /// - Returns: in how many seconds it begins, when later than asked.
     private func schedule(_ request: HostCommand.ScheduleRequest, by app: HostedApp) throws(HostError) -> Double? {
-        let asked = app.model.now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
+        guard let now = value(of: app)?.model.now else { return nil }
+        let asked = now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
         let begin = appMachine(app)?.nextWake(for: .event, from: asked) ?? asked
         handle(.scheduled(askedFor: asked), for: app)
-        do {
-            try app.model.submit(
-                BackgroundTaskRequest(
-                    identifier: request.name,
-                    kind: request.kind,
-                    earliestBeginDate: request.earliest == nil && begin == asked ? nil : begin,
-                    requiresExternalPower: request.power,
-                    requiresNetworkConnectivity: request.network
-                )
-            )
-        } catch {
-            throw HostError(.notPermitted, "app \(app.id): \(error.message)")
+        let submitted = BackgroundTaskRequest(
+            identifier: request.name,
+            kind: request.kind,
+            earliestBeginDate: request.earliest == nil && begin == asked ? nil : begin,
+            requiresExternalPower: request.power,
+            requiresNetworkConnectivity: request.network
+        )
+        let refused = change(app) { value -> BackgroundError? in
+            do throws(BackgroundError) {
+                try value.model.submit(submitted)
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let refused = refused ?? nil { throw HostError(.notPermitted, "app \(app.id): \(refused.message)") }
         saveRecord(of: app)
-        return begin > asked ? (begin - app.model.now).secondsValue : nil
+        return begin > asked ? (begin - now).secondsValue : nil
     }
 
     private func launch(_ request: HostCommand.LaunchRequest, by caller: UnixSocket.Peer) async throws(HostError) -> HostReply {
@@ -178,7 +183,7 @@ extension AppHost {
         let app = try await start(request.app, spec, reason: nil, inBackground: request.inBackground)
         var reply = HostReply(id: nil)
         reply.pid = app.pid
-        reply.state = app.status(appMachine(app)).state
+        reply.state = app.status(value(of: app)).state
         return reply
     }
 
@@ -194,9 +199,9 @@ extension AppHost {
         reason: String?,
         inBackground: Bool
     ) async throws(HostError) -> HostedApp {
-        let app: HostedApp
+        let (app, model): (HostedApp, Application)
         do {
-            app = try makeApp(id, spec)
+            (app, model) = try makeApp(id, spec)
         } catch {
             decide(.launchEnded(id, started: false))  // its machine hears of it, as of a failed spawn
             throw error
@@ -204,11 +209,8 @@ extension AppHost {
         let previous = apps.updateValue(app, forKey: id)
         membership.add(app.group)
         app.monitor = previous?.monitor
-        decide(.launching(id, reason: reason, inBackground: inBackground, dataWakes: settings.dataWakes, eventWakes: settings.eventWakes))
-        observe(app)
-        serveScheduledTasks(app)
-        for request in previous?.model.pendingTaskRequests ?? [] { try? app.model.submit(request) }
-        app.model.launch()
+        let (dataWakes, eventWakes) = (settings.dataWakes, settings.eventWakes)
+        decide(.launching(id, model, reason: reason, inBackground: inBackground, dataWakes: dataWakes, eventWakes: eventWakes))
         do {
             try await spawn(app, spec, reason: reason)
         } catch {
@@ -218,7 +220,7 @@ extension AppHost {
             throw error
         }
         restoreConditions(of: app)
-        decide(.launchEnded(id, started: true))
+        decide(.launchEnded(id, started: true, exitTold: app.exitWatch != nil))
         saveRecord(of: app)
         let changes = app.authorization.changes()
         app.watcher = tasks.addCancellable { [weak self] in
@@ -237,18 +239,19 @@ extension AppHost {
     }
 
     /// A new launch of app `id`: its group, its authorization, its model on the host's rules (the
-    /// graces stretched by the report allowance).
-    private func makeApp(_ id: String, _ spec: LaunchSpec) throws(HostError) -> HostedApp {
+    /// graces stretched by the report allowance), its scheduled work served.
+    private func makeApp(_ id: String, _ spec: LaunchSpec) throws(HostError) -> (HostedApp, Application) {
         let group = try freezer.makeGroup(for: id)
         let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
         var profile = settings.profile
         profile.audioGrace += configuration.reportAllowance
         profile.locationGrace += configuration.reportAllowance
         let model = Application(profile: profile, backgroundModes: spec.modes, authorization: authorization.status, logger: logger)
-        model.advance(to: elapsed)
-        let app = HostedApp(id: id, model: model, group: group, authorization: authorization, user: spec.user)
+        model.conditions = configuration.conditions()
+        model.defaultScheduledHandler = scheduledHandler(for: id)
+        let app = HostedApp(id: id, group: group, authorization: authorization, user: spec.user)
         app.launchSpec = spec
-        return app
+        return (app, model)
     }
 
     /// Starts the app's first process in its group, as its user, and waits until it is in it;
@@ -299,48 +302,24 @@ extension AppHost {
 
     private func authorizationChanged(_ id: String, to status: LocationAuthorization) {
         guard let app = apps[id] else { return }
-        app.model.advance(to: elapsed)
-        app.model.authorization = status
-        decide(.changed(id, .authorization))
+        change(app) { $0.model.authorization = status }
     }
 
     /// The compositor's "background": the app hears it and begins its tasks before the model
     /// counts (as an iOS app's didEnterBackground handler runs before it can be suspended).
     private func moveToBackground(_ app: HostedApp) async {
-        guard app.model.state.isInForeground else { return }
+        guard state(of: app).isInForeground else { return }
         // The budget starts here, before the app's own copy of it: its expiration never comes first.
-        awaitBackgroundHandler(of: app, withEventBudget: false)
+        change(app) { [timeout = settings.noticeTimeout] in $0.model.enterBackground(awaitingHandlerFor: timeout) }
         backgroundHandlerEnded(for: app, answered: await ask(app, .lifecycle(.background)))
     }
 
-    /// A launch in the background: the model enters it (awaiting the app's handler of the
-    /// notice it was sent, or at once when it never said hello), then gets the event budget
-    /// it was launched for.
-    func enterBackground(_ app: HostedApp, awaitingHandler: Bool, withEventBudget: Bool) {
-        guard awaitingHandler else {
-            app.model.advance(to: elapsed)
-            app.model.enterBackground()
-            if withEventBudget { app.model.wakeForLocationEvent() }
-            return decide(.changed(app.id, .background))
-        }
-        awaitBackgroundHandler(of: app, withEventBudget: withEventBudget)
-        spawn { self.backgroundHandlerEnded(for: app, answered: await self.waitForAnswer(app, kind: "background")) }
-    }
-
-    /// The background's handshake, for the compositor's move and a launch in the background
-    /// alike: the model enters the background awaiting the app's handler of the notice...
-    private func awaitBackgroundHandler(of app: HostedApp, withEventBudget: Bool) {
-        app.model.advance(to: elapsed)
-        app.model.enterBackground(awaitingHandlerFor: settings.noticeTimeout)
-        if withEventBudget { app.model.wakeForLocationEvent() }
-    }
-
-    /// ... until the app answered it (`nil`: not connected, nobody to ask) or its time ran out.
-    private func backgroundHandlerEnded(for app: HostedApp, answered: Bool?) {
+    /// The background's handshake (the compositor's move, a launch in the background): the
+    /// model entered it awaiting the app's handler of the notice until the app answered it
+    /// (`nil`: not connected, nobody to ask) or its time ran out.
+    func backgroundHandlerEnded(for app: HostedApp, answered: Bool?) {
         if answered == false { emit(.refused("\(app.id) did not answer entering the background within the notice timeout")) }
-        app.model.advance(to: elapsed)
-        app.model.backgroundHandlerFinished()
-        decide(.changed(app.id, .background))
+        change(app) { $0.model.backgroundHandlerFinished() }
     }
 
     private func enterBackgroundIfNoHello(_ id: String) {
@@ -353,16 +332,7 @@ extension AppHost {
             app.connection = nil
             app.forgetWakeSockets()
             app.acknowledge(nil)
-            // What it reported ends with it; its tasks stay, and expire as the model says.
-            if app.reportsAudio {
-                app.reportsAudio = false
-                setAudio(app, playing: app.observesAudio)
-            }
-            if app.reportsLocation, app.model.locationActivityCount > 0 {
-                app.reportsLocation = false
-                app.model.endLocationActivity()
-            }
-            decide(.changed(app.id, .connection))
+            change(app) { $0.disconnected() }
         }
     }
 

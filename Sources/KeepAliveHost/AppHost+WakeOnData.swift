@@ -36,13 +36,7 @@ extension AppHost {
     /// decides (not if it was thawed or frozen again since, nor beyond its budget for pushes).
     func dataArrived(for id: String, generation: Int) {
         guard let app = apps[id] else { return }
-        app.model.advance(to: elapsed)
         handle(.dataArrived(generation: generation), for: app)
-    }
-
-    /// Does the wakes put off that the budgets now allow (or that need no wake any more).
-    func serveWaitingWakes() {
-        for app in apps.values where !(appMachine(app)?.waitingWakes.isEmpty ?? true) { handle(.tick, for: app) }
     }
 }
 

@@ -48,16 +48,14 @@ public actor AppHost {
     var loopInput: AsyncStream<LoopInput>.Continuation?
     var loopTimer: LoopTimer?
     private var isStopping = false
-    /// The host's own decisions: its watch, its loop's deadline, the device's sleep, launches for due work.
+    /// Every decision: one value per app (its model, its machine), the host's watch, its loop's
+    /// deadline, the device's sleep, launches for due work.
     var machine: HostMachine
-    /// Inputs for the machine that came while the actions of another were done (``decide(_:)``).
-    var undecided: [(HostMachine.Event, SystemConditions?)] = []
-    var isDeciding = false
     var watch: HostLocationWatch?
     /// Other services' wants of fixes (``setFixesWanted(_:by:)``), in the order they were said:
     /// decided one by one once the host serves.
-    nonisolated let wants: AsyncStream<HostMachine.Event>.Continuation
-    private let wanted: AsyncStream<HostMachine.Event>
+    nonisolated let wants: AsyncStream<(Bool, String)>.Continuation
+    private let wanted: AsyncStream<(Bool, String)>
     var arrivals: AsyncStream<HostLocationWatch.Arrival>.Continuation?
     let fixObservers = Locked<[@Sendable (Location) -> Void]>([])
     /// The apps in the foreground, readable from any thread (the GeoClue2 service's rule), as
@@ -81,9 +79,14 @@ public actor AppHost {
         self.settings = configuration
         self.logger = logger
         self.emit = emit
-        (wanted, wants) = AsyncStream.makeStream(of: HostMachine.Event.self)
+        (wanted, wants) = AsyncStream.makeStream(of: (Bool, String).self)
         let monitoring = configuration.deviceSleep.map { ($0.options.budgets[.monitoring] ?? WakeKind.monitoring.defaultBudget).interval }
-        machine = HostMachine(followsSleep: configuration.deviceSleep != nil, monitoringInterval: monitoring ?? .zero)
+        machine = HostMachine(
+            followsSleep: configuration.deviceSleep != nil,
+            monitoringInterval: monitoring ?? .zero,
+            housekeepingInterval: configuration.housekeepingInterval,
+            noticeTimeout: configuration.noticeTimeout
+        )
         freezer = try Freezer.choose(configuration.freezer, name: configuration.name, limits: configuration.groupLimits)
         let membership = AppMembership()
         self.membership = membership
@@ -106,7 +109,7 @@ public actor AppHost {
         )
         start = clock.now
         let adopted = Self.adoptLeftovers(configuration, freezer: freezer, logger: logger, emit: emit)
-        for app in adopted { membership.add(app.group) }
+        for (app, _) in adopted { membership.add(app.group) }
         if let command = configuration.watchdog {
             watchdogPipe = try HostWatchdog.start(command)
         }
@@ -114,15 +117,19 @@ public actor AppHost {
         let recorded = Self.recordedApps(
             configuration, freezer: freezer, adopted: adopted, quitByUser: &quitByUser, logger: logger, emit: emit
         )
-        let known = adopted.map { app in
-            (app, HostedAppMachine(
+        let known = adopted.map { app, model in
+            let machine = HostedAppMachine(
                 adopted: true, quitByUser: quitByUser.contains(app.id), dataWakes: configuration.dataWakes, eventWakes: configuration.eventWakes
-            ))
-        } + recorded.map { ($0.app, $0.machine) }
-        for (app, appMachine) in known {
+            )
+            return (app, model, machine)
+        } + recorded
+        for (app, model, appMachine) in known {
             apps[app.id] = app
             membership.add(app.group)
-            _ = machine.handle(.known(app.id, appMachine), HostMachine.Facts(now: .zero, apps: []))
+            let value = HostMachine.App(
+                id: app.id, model: model, machine: appMachine, isRunning: app.pid != nil, isLaunchable: app.launchSpec != nil
+            )
+            _ = machine.handle(.known(value), now: .zero)
         }
     }
 
@@ -180,21 +187,20 @@ public actor AppHost {
     private func serve() async {
         let notes = [freezer.reason, freezer.processLimitNote, AppConfinement.description].compactMap { $0 }
         emit(.started(freezer: freezer.kind, reason: notes.joined(separator: "; "), socket: configuration.socketPath))
-        for app in apps.values where app.isAdopted { observe(app) }
-        for app in apps.values {
-            restoreConditions(of: app)  // adopted or not running: watched for their events again
-            if app.pid == nil { serveScheduledTasks(app) }
-        }
-        let (arrivals, feed) = AsyncStream.makeStream(of: HostLocationWatch.Arrival.self)
-        self.arrivals = feed
-        tasks.add { for await arrival in arrivals { await self.fixArrived(arrival) } }
-        tasks.add { [wanted] in for await want in wanted { await self.decide(want) } }
         // The loop's inputs: its deadline, an exit the kernel told, the stop. Ends when the
         // task is cancelled.
         let (inputs, input) = AsyncStream.makeStream(of: LoopInput.self, bufferingPolicy: .bufferingNewest(8))
         loopInput = input
         let timer = LoopTimer { input.yield(.deadline) }
         loopTimer = timer
+        let (arrivals, feed) = AsyncStream.makeStream(of: HostLocationWatch.Arrival.self)
+        self.arrivals = feed  // from here on, the host decides
+        tasks.add { for await arrival in arrivals { await self.fixArrived(arrival) } }
+        tasks.add { [wanted] in for await (want, service) in wanted { await self.decide(.fixesWanted(want, by: service)) } }
+        for app in apps.values {
+            if app.pid == nil { serveScheduledTasks(app) }
+            restoreConditions(of: app)  // adopted or not running: watched for their events again
+        }
         for server in [server, appServer] {
             server.start(
                 handle: { request, connection in await self.handle(request, from: connection) },
@@ -249,7 +255,7 @@ public actor AppHost {
 
     /// Collects exited apps and reads ALSA.
     func housekeeping() {
-        let listening = apps.values.contains { $0.model.state.isRunning && $0.model.backgroundModes.contains(.audio) }
+        let listening = machine.apps.values.contains { $0.model.state.isRunning && $0.model.backgroundModes.contains(.audio) }
         let playing = listening ? audio.playingProcesses() : []
         for app in apps.values {
             if let pid = app.pid {
@@ -260,20 +266,14 @@ public actor AppHost {
                     appExited(app, status: status)
                 }
             }
-            let observed = app.model.state.isRunning && playing.contains(where: app.group.contains)
-            if observed != app.observesAudio {
-                app.observesAudio = observed
-                setAudio(app, playing: observed || app.reportsAudio)
+            guard let value = machine.apps[app.id] else { continue }
+            let observed = value.model.state.isRunning && playing.contains(where: app.group.contains)
+            if observed != value.observesAudio {
+                change(app) { value in
+                    value.observesAudio = observed
+                    value.followAudio()
+                }
             }
-        }
-    }
-
-    /// The model's audio assertion follows reported or observed playback.
-    func setAudio(_ app: HostedApp, playing: Bool) {
-        if playing, app.model.audioPlaybackCount == 0 {
-            try? app.model.beginAudioPlayback()
-        } else if !playing, app.model.audioPlaybackCount > 0 {
-            app.model.endAudioPlayback()
         }
     }
 
@@ -283,14 +283,11 @@ public actor AppHost {
         app.exitWatch = nil
         let code = status.code
         emit(.exited(app: app.id, status: code))
-        if app.model.state != .notRunning {
-            app.reason = app.reason ?? "exited with status \(code)"
-            app.model.terminate()
-        }
+        if machine.apps[app.id]?.model.state ?? .notRunning != .notRunning { app.reason = app.reason ?? "exited with status \(code)" }
         app.groupEvents?.stop()
         recordStopped()
         app.watcher?.cancel()
-        decide(.changed(app.id, .exited))
+        decide(.exited(app.id))
         saveRecord(of: app)  // its scheduled work as it is now
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.

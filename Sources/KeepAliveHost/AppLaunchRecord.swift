@@ -58,7 +58,7 @@ extension AppHost {
     /// Writes `app`'s record: its launch, whether its user quit it, its scheduled work. Written
     /// on the host's queue for files, in the order asked (``recordsSaved()`` waits for them).
     func saveRecord(of app: HostedApp) {
-        guard let folder = configuration.monitorFolder, let spec = app.launchSpec else { return }
+        guard let folder = configuration.monitorFolder, let spec = app.launchSpec, let model = value(of: app)?.model else { return }
         let now = Date()
         let record = AppLaunchRecord(
             command: spec.command,
@@ -67,11 +67,11 @@ extension AppHost {
             output: spec.output,
             environment: spec.environment,
             terminated: appMachine(app)?.isQuitByUser ?? false,
-            tasks: app.model.pendingTaskRequests.map { request in
+            tasks: model.pendingTaskRequests.map { request in
                 AppLaunchRecord.ScheduledTask(
                     identifier: request.identifier,
                     kind: request.kind.rawValue,
-                    begins: request.earliestBeginDate.map { now.addingTimeInterval(($0 - app.model.now).secondsValue) },
+                    begins: request.earliestBeginDate.map { now.addingTimeInterval(($0 - model.now).secondsValue) },
                     power: request.requiresExternalPower,
                     network: request.requiresNetworkConnectivity
                 )
@@ -105,22 +105,22 @@ extension AppHost {
     static func recordedApps(
         _ configuration: Configuration,
         freezer: Freezer,
-        adopted: [HostedApp],
+        adopted: [(app: HostedApp, model: Application)],
         quitByUser: inout Set<String>,
         logger: Logger,
         emit: (Event) -> Void
-    ) -> [(app: HostedApp, machine: HostedAppMachine)] {
+    ) -> [(app: HostedApp, model: Application, machine: HostedAppMachine)] {
         guard let folder = configuration.monitorFolder else { return [] }
         let (records, failures) = AppLaunchRecord.all(in: folder)
         for failure in failures { emit(.error(failure)) }
-        var found: [(app: HostedApp, machine: HostedAppMachine)] = []
+        var found: [(app: HostedApp, model: Application, machine: HostedAppMachine)] = []
         for (id, record) in records.sorted(by: { $0.key < $1.key }) {
             guard let user = AppUser.withID(record.uid), let modes = BackgroundModes(parsing: record.modes.joined(separator: ",")) else {
                 emit(.error("\(id)'s launch record names uid \(record.uid) or modes \(record.modes) this machine does not know: it is not launched"))
                 continue
             }
             let spec = LaunchSpec(command: record.command, modes: modes, output: record.output, user: user, environment: record.environment)
-            if let app = adopted.first(where: { $0.id == id }) {
+            if let app = adopted.first(where: { $0.app.id == id })?.app {
                 app.launchSpec = spec
                 if record.terminated { quitByUser.insert(id) }
                 continue
@@ -138,9 +138,7 @@ extension AppHost {
                 dataWakes: configuration.dataWakes,
                 eventWakes: configuration.eventWakes
             )
-            let app = HostedApp(
-                id: id, model: model, group: freezer.group(for: id), authorization: authorization, user: user, isAdopted: leader != nil
-            )
+            let app = HostedApp(id: id, group: freezer.group(for: id), authorization: authorization, user: user, isAdopted: leader != nil)
             app.launchSpec = spec
             app.reason = record.terminated ? "terminated by request (before this host started)" : "not running when this host started"
             if let leader {
@@ -152,7 +150,7 @@ extension AppHost {
                 model.launch()
                 emit(.adopted(app: id, thawed: true))
             }
-            found.append((app, machine))
+            found.append((app, model, machine))
         }
         return found
     }

@@ -3,12 +3,12 @@ import KeepAliveCore
 import KeepAliveHostProtocol
 import KeepAliveMonitoring
 
-/// One app under the host: its model (the same ``Application`` the simulator runs), its process
-/// group, and what it reported. Confined to the ``AppHost`` actor; the host's decisions for it
-/// are its machine's, which the host's own (``HostMachine``) holds.
+/// One app under the host, as the host's hands hold it: its process group, its first process,
+/// its connection, the watches of its group and sockets, its files. Confined to the ``AppHost``
+/// actor. What decides anything of it (its model, its machine, what it reported) is one value
+/// of the host's machine (``HostMachine/App``).
 final class HostedApp {
     let id: String
-    let model: Application
     let group: AppProcessGroup
     let authorization: LocationAuthorizationManager
     /// Who its processes run as.
@@ -25,11 +25,6 @@ final class HostedApp {
     var socketWake: SocketWake?
     /// The app's own connection, after `hello`: where notices go.
     var connection: ControlConnection?
-    /// The app's task numbers, to the model's.
-    var tasks: [Int: BackgroundTaskIdentifier] = [:]
-    var reportsAudio = false
-    var observesAudio = false
-    var reportsLocation = false
     /// Waits for the app's answer to a notice, by notice (`will-suspend`, `background`).
     var waiters: [String: CheckedContinuation<Void, Never>] = [:]
     /// Notices answered since they were last sent.
@@ -49,32 +44,17 @@ final class HostedApp {
 
     init(
         id: String,
-        model: Application,
         group: AppProcessGroup,
         authorization: LocationAuthorizationManager,
         user: AppUser,
         isAdopted: Bool = false
     ) {
         self.id = id
-        self.model = model
         self.group = group
         self.authorization = authorization
         self.user = user
         self.isAdopted = isAdopted
     }
-
-    /// What its machine decides on, read now.
-    func facts(at now: Duration) -> HostedAppMachine.Facts {
-        HostedAppMachine.Facts(
-            now: now,
-            state: model.state,
-            isRunning: pid != nil,
-            isConnected: connection != nil,
-            isFreezeRequested: group.isFreezeRequested,
-            isLaunchable: launchSpec != nil
-        )
-    }
-
 
     /// Ends a wait for the app's answer to `notice` (it answered, or time ran out); `nil` ends every wait.
     func acknowledge(_ notice: String?) {
@@ -86,14 +66,17 @@ final class HostedApp {
         }
     }
 
-    /// As `status` shows it, with what its machine says of its wakes.
-    func status(_ machine: HostedAppMachine?) -> HostAppStatus {
-        HostAppStatus(
+    /// As `status` shows it, from its value in the host's machine (`nil`: none, as while a
+    /// launch fails).
+    func status(_ value: HostMachine.App?) -> HostAppStatus {
+        let model = value?.model ?? Application()
+        let machine = value?.machine
+        return HostAppStatus(
             app: id,
             state: model.state == .notRunning ? "not running" : model.state.rawValue,
             frozen: model.state != .notRunning && group.isFrozen && escapes.isEmpty,
             since: since.formatted(.iso8601),
-            alive: aliveBecause,
+            alive: value.map(Self.aliveBecause) ?? [],
             reason: reason,
             pid: pid,
             authorization: model.authorization.rawValue,
@@ -114,11 +97,11 @@ final class HostedApp {
     }
 
     /// Why the app runs now, each in words.
-    var aliveBecause: [String] {
-        let app = model
+    static func aliveBecause(_ value: HostMachine.App) -> [String] {
+        let app = value.model
         guard app.state == .background else { return app.state.isRunning ? ["foreground"] : [] }
         var reasons: [String] = []
-        for (number, identifier) in tasks.sorted(by: { $0.key < $1.key }) {
+        for (number, identifier) in value.tasks.sorted(by: { $0.key < $1.key }) {
             guard let task = app.tasks[identifier] else { continue }
             let left = app.backgroundTimeRemaining.map { ", \($0.secondsText) left" } ?? ""
             reasons.append("background task '\(task.name)' (#\(number)\(left))")
@@ -127,7 +110,7 @@ final class HostedApp {
             reasons.append("scheduled \(task.kind.rawValue) task '\(task.identifier)'")
         }
         if app.audioPlaybackCount > 0, app.backgroundModes.contains(.audio) {
-            reasons.append(observesAudio ? "audio (observed on ALSA)" : "audio (reported)")
+            reasons.append(value.observesAudio ? "audio (observed on ALSA)" : "audio (reported)")
         }
         if app.locationKeepsAlive() { reasons.append("location with always (reported request)") }
         if app.now < app.audioGraceUntil {
