@@ -63,17 +63,9 @@ extension AppHost {
 
     private func openWatch() {
         guard let arrivals else { return }
-        let emit = emit
-        let observers = fixObservers
-        watch = HostLocationWatch(
-            tasks: tasks,
-            source: configuration.locationSource(),
-            pause: configuration.stationaryPause,
-            logger: logger,
-            observe: { fix in for observer in observers.read({ $0 }) { observer(fix) } },
-            arrivals: arrivals,
-            failed: { emit(.error($0)) }
-        )
+        watch = HostLocationWatch(configuration, tasks: tasks, logger: logger, observers: fixObservers, arrivals: arrivals) { [emit] in
+            emit(.error($0))
+        }
         emit(.watching(true))
     }
 }

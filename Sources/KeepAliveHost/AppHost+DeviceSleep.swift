@@ -19,18 +19,6 @@ extension AppHost {
         decide(.deviceResumed)
     }
 
-    /// After a wake for a refresh: what is due now is done (the run loop's timers count only
-    /// the time awake).
-    func runDueWork() {
-        tick()
-    }
-
-
     /// The device's sleep, as `status` says it (`nil`: the host was not asked to follow it).
-    var deviceStatus: String? {
-        guard let keeper = sleepKeeper else { return nil }
-        let status = keeper.status
-        guard status.isFollowed, let way = status.way else { return "not followed (neither systemd-logind nor the kernel's wakelocks reached)" }
-        return (status.heldFor.map { "held awake for \($0)" } ?? "not held awake") + " (through \(way))"
-    }
+    var deviceStatus: String? { sleepKeeper.map(\.status.said) }
 }

@@ -9,20 +9,8 @@ extension AppHost {
     /// What the app's model did, said (its machine decided it already).
     func modelDidChange(_ app: HostedApp, _ event: AppEvent) {
         emit(.lifecycle(app: app.id, event))
-        switch event {
-        case .didEnterBackground, .didBecomeActive:
-            app.since = Date()
-            app.reason = nil
-        case .suspended(let cause):
-            app.since = Date()
-            app.reason = cause.description
-        case .terminated(let reason):
-            app.since = Date()
-            app.reason = "killed: \(reason)"
-            emit(.killed(app: app.id, reason: reason.description))
-        default:
-            break
-        }
+        app.changed(event)
+        if case .terminated(let reason) = event { emit(.killed(app: app.id, reason: reason.description)) }
     }
 
     /// Tells the app's machine, through the host's, what happened, and does what they decide.
@@ -33,8 +21,12 @@ extension AppHost {
         decide(.app(app.id, event))
     }
 
-    /// The app's machine, its current launch's.
-    func appMachine(_ app: HostedApp) -> HostedAppMachine? { machine.apps[app.id]?.machine }
+    /// Tells app `id`'s machine, if the host still has the app, what happened (the kernel's
+    /// word, a timer of the host's).
+    func tell(_ id: String, _ event: HostedAppMachine.Event) {
+        guard let app = apps[id] else { return }
+        handle(event, for: app)
+    }
 
     /// The app's model's state now (`notRunning`: none).
     func state(of app: HostedApp) -> AppState { machine.apps[app.id]?.model.state ?? .notRunning }
@@ -51,13 +43,16 @@ extension AppHost {
         case .freeze(let generation, let answered): spawn { await self.freeze(app, generation: generation, answered: answered) }
         case .thaw(let generation): spawn { await self.thaw(app, generation: generation) }
         case .thawUnreported: app.group.thawNow()
-        case .watchWhileFrozen(let generation): watchWhileFrozen(app, generation: generation)
+        case .watchWhileFrozen(let generation):
+            // Off the host's executor, each a job of its run: the kernel's word, data on a socket.
+            let id = app.id
+            app.watchWhileFrozen(
+                onData: { [weak self] in self?.tasks.add { [weak self] in await self?.tell(id, .dataArrived(generation: generation)) } },
+                onGroupChange: { [weak self] in self?.tasks.add { [weak self] in await self?.tell(id, .groupChanged(generation: generation)) } }
+            )
         case .enforceFreeze(let generation): spawn { await self.enforceFreeze(app, generation: generation) }
-        case .stopWatching:
-            app.groupEvents?.stop()
-            app.groupEvents = nil
-            stopWatchingSockets(of: app)
-        case .stopWatchingSockets: stopWatchingSockets(of: app)
+        case .stopWatching: app.stopWatching()
+        case .stopWatchingSockets: app.stopWatchingSockets()
         case .endWait(let kind): app.acknowledge(kind.rawValue)
         case .send(let notices): for notice in notices { app.connection?.send(notice) }
         case .enterBackground(let awaitingHandler, _):
@@ -66,48 +61,24 @@ extension AppHost {
             spawn { self.backgroundHandlerEnded(for: app, answered: await self.waitForAnswer(app, kind: "background")) }
         case .wakeForEvent, .killModel: break  // the model's: done by the host's machine
         case .launch(let reason): relaunch(app, reason: reason)
-        case .stopToLaunchAgain: stopToLaunchAgain(app)
+        case .stopToLaunchAgain:
+            // Adopted from a host that died and not connected to this one: stopped, to be
+            // launched again for its location event once its group is gone.
+            app.reason = "adopted and not connected to this host: launched again for its location event"
+            fallthrough
         case .terminate:
             let pid = app.pid
             spawn { await self.stop(app, pid: pid) }
         case .kill:
             app.forgetWakeSockets()
             spawn { await self.stopEverything(of: app, with: SIGKILL) }
-        case .killEscapes: spawn { await self.killEscapes(of: app) }
+        case .killEscapes: spawn { await app.group.killEscapes(on: self.processes) }
         case .reportWokenForData: emit(.wokenForData(app: app.id))
         case .reportPutOff(let cause, let after):
             emit(.wakePutOff(app: app.id, cause: cause.rawValue, after: after))
         case .reportDelivery(let delivery, let notice):
             if case .locationEvent(let event, _) = notice { emit(.locationEvent(app: app.id, event, delivery)) }
         }
-    }
-
-    private func stopWatchingSockets(of app: HostedApp) {
-        app.socketWake?.stop()
-        app.socketWake = nil
-    }
-
-    /// Frozen: the kernel's word that the group changed (cgroup v2), and data on the sockets it named.
-    private func watchWhileFrozen(_ app: HostedApp, generation: Int) {
-        let id = app.id
-        if !app.wakeSockets.isEmpty {
-            app.socketWake = SocketWake(descriptors: app.wakeSockets) { [weak self] in
-                self?.tasks.add { [weak self] in await self?.dataArrived(for: id, generation: generation) }
-            }
-        }
-        if let folder = app.group.freezing.eventsFolder {
-            app.groupEvents = CgroupEvents(folder: folder) { [weak self] in
-                self?.tasks.add { [weak self] in await self?.groupChanged(id, generation: generation) }
-            }
-        }
-    }
-
-    /// Adopted from a host that died and not connected to this one: stopped (SIGTERM, SIGKILL
-    /// after the grace), to be launched again for its location event once its group is gone.
-    private func stopToLaunchAgain(_ app: HostedApp) {
-        app.reason = "adopted and not connected to this host: launched again for its location event"
-        let pid = app.pid
-        spawn { await self.stop(app, pid: pid) }
     }
 
     /// Scheduled work of the app's, run by the model: the app is told to do it (after the
@@ -129,11 +100,6 @@ extension AppHost {
                 self?.assumeIsolated { $0.apps[id]?.connection?.send(.workExpiring(name)) }
             }
         }
-    }
-
-    /// A host-side background task is about to run out: the app should end it.
-    func expiring(_ id: String, task number: Int) {
-        apps[id]?.connection?.send(.taskExpiring(number))
     }
 
     /// Freezes the app's group, and reports it once the kernel says so with every process inside.
@@ -178,7 +144,7 @@ extension AppHost {
             group.addTask { [clock, timeout = settings.noticeTimeout] in
                 // Cancelled once answered: then it ends no wait (a later one for the same notice).
                 guard (try? await clock.sleep(for: timeout)) != nil else { return }
-                await self.noticeTimedOut(id, kind)
+                await self.timedOut(id, kind)
             }
             await withCheckedContinuation { continuation in
                 if app.answered.contains(kind) { return continuation.resume() }
@@ -190,9 +156,7 @@ extension AppHost {
         return app.answered.contains(kind)
     }
 
-    private func noticeTimedOut(_ id: String, _ kind: String) {
-        apps[id]?.acknowledge(kind)
-    }
+    private func timedOut(_ id: String, _ kind: String) { apps[id]?.acknowledge(kind) }
 
     private func thaw(_ app: HostedApp, generation: Int) async {
         guard app.group.isFreezeRequested else { return handle(.thawed(generation: generation, wasFrozen: false), for: app) }
@@ -220,27 +184,14 @@ extension AppHost {
     /// app told (`terminate`, if it is connected), SIGTERM to every process of it. The host's
     /// own stop does it for every app at once, then waits for them all.
     func terminate(_ app: HostedApp) async {
-        app.groupEvents?.stop()
-        app.groupEvents = nil
-        app.group.thawNow()
-        app.connection?.send(.terminate)
+        app.thawAndTellToEnd()
         await stopEverything(of: app, with: SIGTERM)
     }
 
     /// Sends `signal` to every process of the app: its group, its first process (the host's
     /// child) and any of its processes that left the group.
     func stopEverything(of app: HostedApp, with signal: Int32) async {
-        await signalEverything(app.group, leader: app.isAdopted ? nil : app.pid, signal)
-    }
-
-    /// Sends `signal` to every process of `group`, to `leader` and to every process that left
-    /// the group (a walk of `/proc`), on the host's queue for processes.
-    nonisolated func signalEverything(_ group: AppProcessGroup, leader: Int32?, _ signal: Int32) async {
-        await processes.awaiting {
-            group.signalAll(signal)
-            if let leader { kill(leader, signal) }
-            for escape in group.escapes() { kill(escape.pid, signal) }
-        }
+        await app.group.signalEverything(leader: app.isAdopted ? nil : app.pid, signal, on: processes)
     }
 
     /// Whether every process of the app is in its group. One that left gets the app killed, as
@@ -251,33 +202,12 @@ extension AppHost {
     @discardableResult
     func checkContainment(_ app: HostedApp) async -> Bool {
         guard state(of: app) != .notRunning else { return true }
-        let group = app.group
-        let escapes = await processes.awaiting { group.escapes() }
+        let escapes = await app.group.escapes(on: processes)
         guard !escapes.isEmpty, state(of: app) != .notRunning else { return true }
         app.escapes = escapes
         for escape in escapes { emit(.escaped(app: app.id, escape)) }
         handle(.escaped(escapes.map(\.description)), for: app)
         return false
-    }
-
-    /// Kills the app's processes outside its group until none is left: one may fork between
-    /// the reading and the signal.
-    private func killEscapes(of app: HostedApp) async {
-        let group = app.group
-        await processes.awaiting {
-            var escapes = group.escapes()
-            for _ in 0..<10 where !escapes.isEmpty {
-                for escape in escapes { kill(escape.pid, SIGKILL) }
-                escapes = group.escapes()
-            }
-        }
-    }
-
-    /// The kernel says a frozen app's group changed: a process left or ended, or it was thawed
-    /// by someone other than the host.
-    private func groupChanged(_ id: String, generation: Int) {
-        guard let app = apps[id] else { return }
-        handle(.groupChanged(generation: generation), for: app)
     }
 
     /// Checks a frozen group the kernel says changed, for the decision `generation`: done only

@@ -8,85 +8,31 @@ import KeepAliveMonitoring
 /// The host as the device's location service: one watch of the receiver for every app's
 /// conditions, and the app woken, or launched, for each of its events.
 extension AppHost {
-    /// `monitor`: adds the caller's conditions (all or none). One the app already has, unchanged,
-    /// keeps its state and last event: an app that registers its conditions at every launch
-    /// hears no second entry.
+    /// `monitor`: adds the caller's conditions (all or none), as long as it may monitor.
     func addConditions(
         _ wanted: [String: MonitorCondition],
         assuming: MonitorState,
         naming named: String?,
         by app: HostedApp
     ) async throws(HostError) -> HostReply {
-        try requireOwnApp(named, app, "add conditions")
-        try requireMonitoringAllowed(app)
-        let monitor = try monitor(of: app)
-        let conditions = wanted.filter { monitor.record(for: $0.key)?.condition != $0.value }
-        let added = conditions.keys.filter { monitor.record(for: $0) == nil }.count
+        try HostAccess.requireOwnApp(named, app, "add conditions")
+        try HostAccess.requireMonitoringAllowed(app.id, value(of: app)?.model.authorization ?? .notDetermined, in: state(of: app))
         let limit = configuration.maximumConditionsPerApp
-        guard monitor.identifiers.count + added <= limit else {
-            throw HostError(
-                .notPermitted,
-                "app \(app.id) has \(monitor.identifiers.count) conditions and may have at most \(limit) under this host: "
-                    + "\(added) more were refused, none added. Remove some first"
-            )
-        }
-        do {
-            try await files.awaiting { () throws(MonitoringError) in try monitor.add(conditions, assuming: assuming) }
-        } catch {
-            throw HostError(.badRequest, "app \(app.id): \(error.message); none added")
-        }
-        decide(.conditions(app.id, hasSome: !monitor.identifiers.isEmpty))
-        var reply = HostReply(id: nil)
-        reply.identifiers = monitor.identifiers
-        return reply
+        return conditionsChanged(app, try await monitor(of: app).add(wanted, assuming: assuming, forApp: app.id, limit: limit, on: files))
     }
 
     /// `unmonitor`: removes the caller's conditions by identifier.
     func removeConditions(_ identifiers: [String], naming named: String?, by app: HostedApp) async throws(HostError) -> HostReply {
-        try requireOwnApp(named, app, "remove conditions")
-        let monitor = try monitor(of: app)
-        do {
-            try await files.awaiting { () throws(MonitoringError) in
-                for identifier in identifiers { try monitor.remove(identifier) }
-            }
-        } catch {
-            throw HostError(.badRequest, "app \(app.id): \(error.message)")
-        }
-        decide(.conditions(app.id, hasSome: !monitor.identifiers.isEmpty))
+        try HostAccess.requireOwnApp(named, app, "remove conditions")
+        return conditionsChanged(app, try await monitor(of: app).remove(identifiers, forApp: app.id, on: files))
+    }
+
+    /// The app's conditions are now `identifiers`: the host's machine hears it, the app is told.
+    private func conditionsChanged(_ app: HostedApp, _ identifiers: [String]) -> HostReply {
+        decide(.conditions(app.id, hasSome: !identifiers.isEmpty))
         var reply = HostReply(id: nil)
-        reply.identifiers = monitor.identifiers
+        reply.identifiers = identifiers
         return reply
-    }
-
-    /// A condition belongs to the app whose process asks: naming another is refused.
-    private func requireOwnApp(_ named: String?, _ app: HostedApp, _ what: String) throws(HostError) {
-        if let named, named != app.id {
-            throw HostError(
-                .notPermitted,
-                "this connection speaks for app \(app.id): it may \(what) only for itself, not for \(named)"
-            )
-        }
-    }
-
-    /// As on iOS: always monitors from anywhere; when in use only from the foreground.
-    private func requireMonitoringAllowed(_ app: HostedApp) throws(HostError) {
-        let authorization = value(of: app)?.model.authorization ?? .notDetermined
-        guard !authorization.allowsLocation(in: state(of: app)) else { return }
-        switch authorization {
-        case .whenInUse:
-            throw HostError(
-                .notPermitted,
-                "app \(app.id) is authorized for location only when in use: it may monitor only while in the foreground, "
-                    + "and its conditions are watched only then. Authorize it always to monitor from the background "
-                    + "(keepalive auth set \(app.id) always)"
-            )
-        default:
-            throw HostError(
-                .notPermitted,
-                "app \(app.id) is not authorized for location (\(authorization.rawValue)): "
-                    + "authorize it always, or when in use to monitor in the foreground"
-            )
-        }
     }
 
     /// The app's monitor: kept in memory, or restored from its file.
@@ -113,7 +59,6 @@ extension AppHost {
             emit(.error("\(error.message); its conditions are not watched until the file is mended or removed"))
         }
     }
-
 
     /// Keeps the receiver watched while `service` (a name, such as "geoclue") wants fixes.
     ///

@@ -8,13 +8,7 @@ extension AppHost {
     /// connection limits, gpsd, the monitors' folder) is fixed while the host runs: its apps
     /// live in those groups and its clients hold those sockets.
     public func reload(_ new: Configuration) {
-        settings.profile = new.profile
-        settings.noticeTimeout = new.noticeTimeout
+        settings.takeReloadable(from: new)
         machine.noticeTimeout = new.noticeTimeout
-        settings.dataWakes = new.dataWakes
-        settings.eventWakes = new.eventWakes
-        settings.defaultUser = new.defaultUser
-        settings.allowsRootApps = new.allowsRootApps
-        settings.allowsSignalsForOtherUsers = new.allowsSignalsForOtherUsers
     }
 }

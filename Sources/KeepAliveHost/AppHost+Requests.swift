@@ -17,6 +17,9 @@ extension AppHost {
         }
     }
 
+    /// Who may ask what, over the apps now.
+    private var access: HostAccess { HostAccess(apps: apps) }
+
     private func perform(
         _ request: HostRequest,
         from connection: ControlConnection
@@ -30,19 +33,19 @@ extension AppHost {
         }
         switch command {
         case .hello(let app): return try hello(app, from: connection)
-        case .report(let report): return try self.report(report, by: try caller(connection))
+        case .report(let report): return try self.report(report, by: try access.caller(connection))
         case .monitor(let named, let conditions, let assuming):
-            return try await addConditions(conditions, assuming: assuming, naming: named, by: try caller(connection))
+            return try await addConditions(conditions, assuming: assuming, naming: named, by: try access.caller(connection))
         case .unmonitor(let named, let identifiers):
-            return try await removeConditions(identifiers, naming: named, by: try caller(connection))
-        case .wakeOnData(let sockets): return try wakeOnData(sockets, by: try caller(connection), from: connection)
+            return try await removeConditions(identifiers, naming: named, by: try access.caller(connection))
+        case .wakeOnData(let sockets): return try wakeOnData(sockets, by: try access.caller(connection), from: connection)
         case .launch(let launch):
-            try requireOutsideEveryApp(connection)
+            try access.requireOutsideEveryApp(connection)
             return try await self.launch(launch, by: connection.peer)
         case .move(let move, let named):
-            try requireOutsideEveryApp(connection)
-            let app = try self.named(named)
-            try requireOwner(of: app, connection)
+            try access.requireOutsideEveryApp(connection)
+            let app = try access.app(named: named)
+            try access.requireOwner(of: app, connection)
             switch move {
             case .foreground: change(app) { $0.model.enterForeground() }
             case .background: await moveToBackground(app)
@@ -53,7 +56,7 @@ extension AppHost {
             return reply
         case .status(let named):
             var reply = HostReply(id: nil)
-            let shown = if let named { [try self.named(named)] } else { Array(apps.values) }
+            let shown = if let named { [try access.app(named: named)] } else { Array(apps.values) }
             // Suspended apps are verified again as they are shown (the v1 freezer and signals
             // give no event when a process leaves): status shows what is, never what was asked.
             for app in shown where state(of: app) == .suspended { await checkContainment(app) }
@@ -75,7 +78,7 @@ extension AppHost {
 
     /// `hello`: the caller names its app; its process must be in that app's group.
     private func hello(_ name: String?, from connection: ControlConnection) throws(HostError) -> HostReply {
-        let app = try named(name)
+        let app = try access.app(named: name)
         guard app.group.contains(connection.pid) else {
             throw HostError(
                 .notPermitted,
@@ -100,25 +103,13 @@ extension AppHost {
         var reply = HostReply(id: nil)
         switch report {
         case .beginTask(let number, let name):
-            let expiring: () -> Void = { [weak self, id = app.id] in self?.assumeIsolated { $0.expiring(id, task: number) } }
-            let begun = change(app) { value in
-                let identifier = value.model.beginBackgroundTask(named: name, expirationHandler: expiring)
-                if identifier != BackgroundTaskIdentifier.invalid { value.tasks[number] = identifier }
-                return (identifier != BackgroundTaskIdentifier.invalid, value.model.backgroundTimeRemaining)
-            }
-            reply.granted = begun?.0
-            reply.remaining = begun?.1?.secondsValue
-        case .endTask(let number):
-            change(app) { value in
-                if let identifier = value.tasks.removeValue(forKey: number) { value.model.endBackgroundTask(identifier) }
-            }
+            // Its host-side task is about to run out: the app should end it.
+            let expiring: () -> Void = { [weak self, id = app.id] in self?.assumeIsolated { $0.apps[id]?.connection?.send(.taskExpiring(number)) } }
+            let begun = change(app) { $0.beginTask(number, named: name, expiring: expiring) }
+            (reply.granted, reply.remaining) = (begun?.granted, begun?.remaining?.secondsValue)
+        case .endTask(let number): change(app) { $0.endTask(number) }
         case .audio(let active):
-            let refused = change(app) { value in
-                value.reportsAudio = active
-                value.followAudio()
-                return active && value.model.state == .background && !value.model.backgroundModes.contains(.audio)
-            }
-            if refused == true {
+            if change(app, { $0.reportAudio(active) }) == true {
                 throw HostError(.notPermitted, "app \(app.id) has no audio background mode: launch it with --modes audio")
             }
         case .location(let active):
@@ -127,12 +118,7 @@ extension AppHost {
             }
         case .schedule(let request): reply.begins = try schedule(request, by: app)
         case .complete(let name, let success):
-            let completed = change(app) { value in
-                guard let running = value.model.runningScheduledTask, running.identifier == name else { return false }
-                running.setTaskCompleted(success: success)
-                return true
-            }
-            guard completed == true else {
+            guard change(app, { $0.completeScheduledTask(named: name, success: success) }) == true else {
                 throw HostError(.badRequest, "no scheduled task \(name ?? "(no name)") is running for \(app.id)")
             }
         case .ack(let notice):
@@ -142,32 +128,18 @@ extension AppHost {
         return reply
     }
 
-    /// `schedule`: scheduled work, begun no sooner than the app's wake budget allows.
+    /// `schedule`: scheduled work, begun no sooner than the app's wake budget allows; its
+    /// launch record keeps it.
     ///
     /// - Returns: in how many seconds it begins, when later than asked.
     private func schedule(_ request: HostCommand.ScheduleRequest, by app: HostedApp) throws(HostError) -> Double? {
-        guard let now = value(of: app)?.model.now else { return nil }
-        let asked = now + (request.earliest.map { Duration.milliseconds(Int64(max(0, $0) * 1000)) } ?? .zero)
-        let begin = appMachine(app)?.nextWake(for: .event, from: asked) ?? asked
-        handle(.scheduled(askedFor: asked), for: app)
-        let submitted = BackgroundTaskRequest(
-            identifier: request.name,
-            kind: request.kind,
-            earliestBeginDate: request.earliest == nil && begin == asked ? nil : begin,
-            requiresExternalPower: request.power,
-            requiresNetworkConnectivity: request.network
-        )
-        let refused = change(app) { value -> BackgroundError? in
-            do throws(BackgroundError) {
-                try value.model.submit(submitted)
-                return nil
-            } catch {
-                return error
-            }
+        guard let scheduled = change(app, { $0.schedule(request) }) else { return nil }
+        switch scheduled {
+        case .success(let later):
+            saveRecord(of: app)
+            return later?.secondsValue
+        case .failure(let refused): throw HostError(.notPermitted, "app \(app.id): \(refused.message)")
         }
-        if let refused = refused ?? nil { throw HostError(.notPermitted, "app \(app.id): \(refused.message)") }
-        saveRecord(of: app)
-        return begin > asked ? (begin - now).secondsValue : nil
     }
 
     private func launch(_ request: HostCommand.LaunchRequest, by caller: UnixSocket.Peer) async throws(HostError) -> HostReply {
@@ -199,20 +171,26 @@ extension AppHost {
         reason: String?,
         inBackground: Bool
     ) async throws(HostError) -> HostedApp {
-        let (app, model): (HostedApp, Application)
+        let group: AppProcessGroup
         do {
-            (app, model) = try makeApp(id, spec)
+            group = try freezer.makeGroup(for: id)
         } catch {
             decide(.launchEnded(id, started: false))  // its machine hears of it, as of a failed spawn
             throw error
         }
+        let (app, model) = HostedApp.make(
+            id, spec, group: group, configuration: configuration, profile: settings.profile, logger: logger,
+            scheduledWork: scheduledHandler(for: id)
+        )
         let previous = apps.updateValue(app, forKey: id)
         membership.add(app.group)
         app.monitor = previous?.monitor
         let (dataWakes, eventWakes) = (settings.dataWakes, settings.eventWakes)
         decide(.launching(id, model, reason: reason, inBackground: inBackground, dataWakes: dataWakes, eventWakes: eventWakes))
         do {
-            try await spawn(app, spec, reason: reason)
+            try await app.start(spec, reason: reason, hostSocket: configuration.appSocketPath, processes: processes, exits: exits) {
+                [input = loopInput] in input?.yield(.exited)
+            }
         } catch {
             apps[id] = previous
             decide(.launchEnded(id, started: false))
@@ -231,73 +209,11 @@ extension AppHost {
             // hello and handled it (an app that never says hello, after the notice timeout).
             spawn { [timeout = settings.noticeTimeout * 4] in
                 guard (try? await self.clock.sleep(for: timeout)) != nil else { return }  // the host is stopping
-                self.enterBackgroundIfNoHello(id)
+                self.tell(id, .noHello)
             }
         }
         emit(.launched(app: id, pid: app.pid ?? 0))
         return app
-    }
-
-    /// A new launch of app `id`: its group, its authorization, its model on the host's rules (the
-    /// graces stretched by the report allowance), its scheduled work served.
-    private func makeApp(_ id: String, _ spec: LaunchSpec) throws(HostError) -> (HostedApp, Application) {
-        let group = try freezer.makeGroup(for: id)
-        let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
-        var profile = settings.profile
-        profile.audioGrace += configuration.reportAllowance
-        profile.locationGrace += configuration.reportAllowance
-        let model = Application(profile: profile, backgroundModes: spec.modes, authorization: authorization.status, logger: logger)
-        model.conditions = configuration.conditions()
-        model.defaultScheduledHandler = scheduledHandler(for: id)
-        let app = HostedApp(id: id, group: group, authorization: authorization, user: spec.user)
-        app.launchSpec = spec
-        return (app, model)
-    }
-
-    /// Starts the app's first process in its group, as its user, and waits until it is in it;
-    /// one that did not get there is killed and reaped.
-    private func spawn(_ app: HostedApp, _ spec: LaunchSpec, reason: String?) async throws(HostError) {
-        var environment = spec.environment
-        environment["KEEPALIVE_HOST_SOCKET"] = configuration.appSocketPath
-        environment["KEEPALIVE_APP"] = app.id
-        environment["KEEPALIVE_LAUNCH_REASON"] = reason
-        do {
-            let group = app.group
-            let pid = try await processes.awaiting { [environment] () throws(HostError) -> Int32 in
-                try group.launch(spec.command, as: spec.user, environment: environment, output: spec.output)
-            }
-            app.pid = pid
-            app.exitWatch = ProcessExitWatch(pid: pid, queue: exits) { [input = loopInput] in input?.yield(.exited) }
-            try await waitUntilInGroup(app, pid: pid)
-            try app.group.delegate(to: spec.user)
-        } catch {
-            if let pid = app.pid {  // started, but not as it must run: it does not run at all
-                await stopEverything(of: app, with: SIGKILL)
-                _ = await processes.awaiting { ExitStatus.reap(pid, waiting: true) }
-            }
-            throw error
-        }
-    }
-
-    /// Waits until the app's first process has joined its cgroup (the launcher's shell does it
-    /// first thing, then becomes the app), so that from the launch's reply on the app is in its
-    /// group: where it goes after that is its own doing, and checked at each freeze.
-    private func waitUntilInGroup(_ app: HostedApp, pid: Int32) async throws(HostError) {
-        guard app.group.path != nil else { return }  // signals: the session is made by the spawn itself
-        var ended: ExitStatus?
-        let joined = await KernelWait.until(.now + .seconds(10), events: app.group.freezing.eventsFolder) {
-            if app.group.contains(pid) || AppLauncher.hasJoined(pid) { return true }
-            ended = ExitStatus.reap(pid)
-            return ended != nil
-        }
-        if let ended {
-            app.pid = nil
-            throw HostError(.launchFailed, "app \(app.id) ended before it joined its group (\(ended))")
-        }
-        guard joined else {
-            kill(pid, SIGKILL)
-            throw HostError(.launchFailed, "app \(app.id) did not join its group \(app.group.path ?? "") within 10 s")
-        }
     }
 
     private func authorizationChanged(_ id: String, to status: LocationAuthorization) {
@@ -322,58 +238,12 @@ extension AppHost {
         change(app) { $0.model.backgroundHandlerFinished() }
     }
 
-    private func enterBackgroundIfNoHello(_ id: String) {
-        guard let app = apps[id] else { return }
-        handle(.noHello, for: app)
-    }
-
     func connectionClosed(_ connection: ControlConnection) {
         for app in apps.values where app.connection === connection {
             app.connection = nil
             app.forgetWakeSockets()
             app.acknowledge(nil)
             change(app) { $0.disconnected() }
-        }
-    }
-
-    /// The app whose process sent this (after its `hello`).
-    private func caller(_ connection: ControlConnection) throws(HostError) -> HostedApp {
-        guard let app = apps.values.first(where: { $0.connection === connection }) else {
-            throw HostError(.badRequest, "say hello with your app id first")
-        }
-        return app
-    }
-
-    private func named(_ name: String?) throws(HostError) -> HostedApp {
-        guard let name else { throw HostError(.badRequest, "this request needs app") }
-        guard let app = apps[name] else {
-            let known = apps.keys.sorted()
-            throw HostError(
-                .unknownApp,
-                "no app \(name) under this host" + (known.isEmpty ? "" : " (apps: \(known.joined(separator: ", ")))")
-            )
-        }
-        return app
-    }
-
-    /// Moving or stopping an app: root, the host's user, or the user the app runs as.
-    private func requireOwner(of app: HostedApp, _ connection: ControlConnection) throws(HostError) {
-        let uid = connection.peer.uid
-        guard uid == 0 || uid == UInt32(geteuid()) || uid == app.user.uid else {
-            throw HostError(
-                .notPermitted,
-                "app \(app.id) runs as \(app.user.name): only that user, the host's user or root may move or stop it"
-            )
-        }
-    }
-
-    /// Lifecycle commands and launches come from outside every app.
-    private func requireOutsideEveryApp(_ connection: ControlConnection) throws(HostError) {
-        if let app = apps.values.first(where: { $0.pid != nil && $0.group.contains(connection.pid) }) {
-            throw HostError(
-                .notPermitted,
-                "process \(connection.pid) belongs to app \(app.id): an app may not move apps"
-            )
         }
     }
 }

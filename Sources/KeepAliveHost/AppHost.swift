@@ -90,45 +90,16 @@ public actor AppHost {
         freezer = try Freezer.choose(configuration.freezer, name: configuration.name, limits: configuration.groupLimits)
         let membership = AppMembership()
         self.membership = membership
-        let refused: @Sendable (String) -> Void = { emit(.refused($0)) }
-        server = try ControlServer(
-            path: configuration.socketPath,
-            mode: configuration.socketMode,
-            group: configuration.socketGroup,
-            limits: configuration.limits,
-            owner: membership.app(of:),
-            refused: refused
-        )
-        appServer = try ControlServer(
-            path: configuration.appSocketPath,
-            mode: 0o666,
-            forApps: true,
-            limits: configuration.limits,
-            owner: membership.app(of:),
-            refused: refused
-        )
+        (server, appServer) = try ControlServer.hostSockets(configuration, owner: membership.app(of:)) { emit(.refused($0)) }
         start = clock.now
-        let adopted = Self.adoptLeftovers(configuration, freezer: freezer, logger: logger, emit: emit)
+        let adopted = HostLeftovers.adopted(configuration, freezer: freezer, logger: logger, emit: emit)
         for (app, _) in adopted { membership.add(app.group) }
         if let command = configuration.watchdog {
             watchdogPipe = try HostWatchdog.start(command)
         }
-        var quitByUser: Set<String> = []
-        let recorded = Self.recordedApps(
-            configuration, freezer: freezer, adopted: adopted, quitByUser: &quitByUser, logger: logger, emit: emit
-        )
-        let known = adopted.map { app, model in
-            let machine = HostedAppMachine(
-                adopted: true, quitByUser: quitByUser.contains(app.id), dataWakes: configuration.dataWakes, eventWakes: configuration.eventWakes
-            )
-            return (app, model, machine)
-        } + recorded
-        for (app, model, appMachine) in known {
+        for (app, value) in HostLeftovers.known(configuration, freezer: freezer, adopted: adopted, logger: logger, emit: emit) {
             apps[app.id] = app
             membership.add(app.group)
-            let value = HostMachine.App(
-                id: app.id, model: model, machine: appMachine, isRunning: app.pid != nil, isLaunchable: app.launchSpec != nil
-            )
             _ = machine.handle(.known(value), now: .zero)
         }
     }
@@ -245,12 +216,7 @@ public actor AppHost {
 
     /// Lists every process stopped with signals now, for the watchdog.
     func recordStopped() {
-        let stopped = apps.values.flatMap(\.group.stoppedProcesses)
-        if stopped.isEmpty {
-            unlink(configuration.stoppedPath)
-        } else {
-            HostWatchdog.record(stopped, in: configuration.stoppedPath)
-        }
+        HostWatchdog.record(apps.values.flatMap(\.group.stoppedProcesses), in: configuration.stoppedPath)
     }
 
     /// Collects exited apps and reads ALSA.
@@ -278,32 +244,22 @@ public actor AppHost {
     }
 
     private func appExited(_ app: HostedApp, status: ExitStatus) {
-        app.pid = nil
-        app.exitWatch?.cancel()
-        app.exitWatch = nil
+        app.exited()
+        recordStopped()
         let code = status.code
         emit(.exited(app: app.id, status: code))
         if machine.apps[app.id]?.model.state ?? .notRunning != .notRunning { app.reason = app.reason ?? "exited with status \(code)" }
-        app.groupEvents?.stop()
-        recordStopped()
-        app.watcher?.cancel()
         decide(.exited(app.id))
         saveRecord(of: app)  // its scheduled work as it is now
         // Off the host's executor: walking and removing what the app made inside its group
         // never holds up the host's other work.
         tasks.add { [group = app.group, id = app.id] in
             // What its children left running, wherever they went.
-            await self.signalEverything(group, leader: nil, SIGKILL)
+            await group.signalEverything(leader: nil, SIGKILL, on: self.processes)
             await group.waitUntilEmpty(within: .seconds(2))
             try? group.remove()
-            await self.groupRemoved(id)
+            await self.tell(id, .groupRemoved)  // launched again now if that was asked
         }
-    }
-
-    /// An exited app's group is gone: launched again now if that was asked.
-    private func groupRemoved(_ id: String) {
-        guard let app = apps[id] else { return }
-        handle(.groupRemoved, for: app)
     }
 
     private func stopAll() async {

@@ -66,7 +66,7 @@ extension AppHost {
             modes: spec.modes.names,
             output: spec.output,
             environment: spec.environment,
-            terminated: appMachine(app)?.isQuitByUser ?? false,
+            terminated: value(of: app)?.machine.isQuitByUser ?? false,
             tasks: model.pendingTaskRequests.map { request in
                 AppLaunchRecord.ScheduledTask(
                     identifier: request.identifier,
@@ -97,62 +97,6 @@ extension AppHost {
     /// Waits until every record asked for so far is written.
     func recordsSaved() async {
         await files.awaiting {}
-    }
-
-    /// The apps of the records an earlier host left, each with its machine: adopted ones get
-    /// their launch back (and `quitByUser`, those whose record says their user quit them), the
-    /// others are kept as not running, to be launched for their events and due tasks.
-    static func recordedApps(
-        _ configuration: Configuration,
-        freezer: Freezer,
-        adopted: [(app: HostedApp, model: Application)],
-        quitByUser: inout Set<String>,
-        logger: Logger,
-        emit: (Event) -> Void
-    ) -> [(app: HostedApp, model: Application, machine: HostedAppMachine)] {
-        guard let folder = configuration.monitorFolder else { return [] }
-        let (records, failures) = AppLaunchRecord.all(in: folder)
-        for failure in failures { emit(.error(failure)) }
-        var found: [(app: HostedApp, model: Application, machine: HostedAppMachine)] = []
-        for (id, record) in records.sorted(by: { $0.key < $1.key }) {
-            guard let user = AppUser.withID(record.uid), let modes = BackgroundModes(parsing: record.modes.joined(separator: ",")) else {
-                emit(.error("\(id)'s launch record names uid \(record.uid) or modes \(record.modes) this machine does not know: it is not launched"))
-                continue
-            }
-            let spec = LaunchSpec(command: record.command, modes: modes, output: record.output, user: user, environment: record.environment)
-            if let app = adopted.first(where: { $0.app.id == id })?.app {
-                app.launchSpec = spec
-                if record.terminated { quitByUser.insert(id) }
-                continue
-            }
-            let authorization = LocationAuthorizationManager(application: id, file: configuration.authorizationFile(id), logger: logger)
-            let model = Application(profile: configuration.profile, backgroundModes: modes, authorization: authorization.status, logger: logger)
-            for request in record.taskRequests(from: Date()) { try? model.submit(request) }
-            let leader = record.leader.flatMap { leader in
-                freezer.kind == .signal && ProcFS.isProcess(leader, startedAt: record.leaderStart) && ProcFS.state(of: leader) != "Z"
-                    ? leader : nil
-            }
-            let machine = HostedAppMachine(
-                adopted: leader != nil,
-                quitByUser: record.terminated,
-                dataWakes: configuration.dataWakes,
-                eventWakes: configuration.eventWakes
-            )
-            let app = HostedApp(id: id, group: freezer.group(for: id), authorization: authorization, user: user, isAdopted: leader != nil)
-            app.launchSpec = spec
-            app.reason = record.terminated ? "terminated by request (before this host started)" : "not running when this host started"
-            if let leader {
-                app.group.leader = leader  // its session, and what the kernel sees it start from now on
-                app.group.thawNow()
-                kill(-leader, SIGCONT)  // stopped by the host that died, should its watchdog have missed some
-                app.pid = leader
-                app.reason = "adopted from an earlier host: thawed, in the foreground"
-                model.launch()
-                emit(.adopted(app: id, thawed: true))
-            }
-            found.append((app, model, machine))
-        }
-        return found
     }
 }
 

@@ -281,3 +281,22 @@ final class ControlServer: Sendable {
         connections.finish()
     }
 }
+
+extension ControlServer {
+    /// The host's two sockets: its control socket (its mode and group as configured) and the
+    /// apps' socket (any process may connect; only `hello` and an app's own reports are served).
+    static func hostSockets(
+        _ configuration: AppHost.Configuration,
+        owner: @escaping @Sendable (Int32) -> String?,
+        refused: @escaping @Sendable (String) -> Void
+    ) throws(HostError) -> (control: ControlServer, apps: ControlServer) {
+        let control = try ControlServer(
+            path: configuration.socketPath, mode: configuration.socketMode, group: configuration.socketGroup,
+            limits: configuration.limits, owner: owner, refused: refused
+        )
+        let apps = try ControlServer(
+            path: configuration.appSocketPath, mode: 0o666, forApps: true, limits: configuration.limits, owner: owner, refused: refused
+        )
+        return (control, apps)
+    }
+}

@@ -101,3 +101,16 @@ extension AppHost {
         public static var defaultSocket: URL { HostProtocol.defaultSocket }
     }
 }
+
+extension AppHost.Configuration {
+    /// Takes what a reload changes (``AppHost/reload(_:)``) from `new`.
+    mutating func takeReloadable(from new: Self) {
+        profile = new.profile
+        noticeTimeout = new.noticeTimeout
+        dataWakes = new.dataWakes
+        eventWakes = new.eventWakes
+        defaultUser = new.defaultUser
+        allowsRootApps = new.allowsRootApps
+        allowsSignalsForOtherUsers = new.allowsSignalsForOtherUsers
+    }
+}

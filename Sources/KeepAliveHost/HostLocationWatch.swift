@@ -61,3 +61,26 @@ final class HostLocationWatch: Sendable {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }
+
+extension HostLocationWatch {
+    /// The host's watch: its source and pause as configured, each fix handed to every one of
+    /// `observers` as it arrives.
+    convenience init(
+        _ configuration: AppHost.Configuration,
+        tasks: OwnedTasks,
+        logger: Logger,
+        observers: Locked<[@Sendable (Location) -> Void]>,
+        arrivals: AsyncStream<Arrival>.Continuation,
+        failed: @escaping @Sendable (String) -> Void
+    ) {
+        self.init(
+            tasks: tasks,
+            source: configuration.locationSource(),
+            pause: configuration.stationaryPause,
+            logger: logger,
+            observe: { fix in for observer in observers.read({ $0 }) { observer(fix) } },
+            arrivals: arrivals,
+            failed: failed
+        )
+    }
+}

@@ -8,8 +8,9 @@ import KeepAliveSleep
 /// time of each event itself, and decides each event once: what an app's machine decides of
 /// the model (a wake for a location event, a kill, entering the background) is done to the
 /// model here, and the model's events that follow (resumed, terminated) are decided in the
-/// same pass, so that a fix that wakes a frozen app comes out as one list of actions (end the
-/// waits, thaw, then say what the app is told once thawed). What the host's hands do comes out
+/// same pass, so that a fix that wakes a frozen app comes out as one list of actions (the
+/// resume said, the waits ended, the thaw; the thaw's end, the kernel's word, sends what waited).
+/// What the host's hands do comes out
 /// as the app's actions (ask, freeze, thaw, send, launch, kill). What is the host's alone it
 /// decides from what every app is now, computed from the state, never remembered to be updated:
 /// - **the watch** of the receiver: open while some app's conditions are watched or another

@@ -32,7 +32,7 @@ struct HostSleepHands: SleepHands {
         if kind == .refresh {
             let work = host.scheduledWork
             let before = work.value.starts
-            await host.runDueWork()
+            await host.tick()  // what is due now is done (the loop's timer counts only the time awake)
             guard await work.wait(until: { $0.isRunning || $0.starts > before }, timeout: min(bound, Self.workStartBound)) else {
                 return false
             }
@@ -48,4 +48,12 @@ struct HostSleepHands: SleepHands {
 
     /// The host delivers nothing of its own: its apps deliver while the rules let them run.
     func deliverNow(within: Duration) async {}
+}
+
+extension DeviceSleepKeeper.Status {
+    /// As the host's `status` says it.
+    var said: String {
+        guard isFollowed, let way else { return "not followed (neither systemd-logind nor the kernel's wakelocks reached)" }
+        return (heldFor.map { "held awake for \($0)" } ?? "not held awake") + " (through \(way))"
+    }
 }

@@ -48,8 +48,13 @@ public enum HostWatchdog {
         return done
     }
 
-    /// Records the processes stopped with signals now (written whole, then renamed).
+    /// Records the processes stopped with signals now (written whole, then renamed; none: the
+    /// file removed).
     static func record(_ pids: [Int32], in path: String) {
+        guard !pids.isEmpty else {
+            unlink(path)
+            return
+        }
         let temporary = path + ".new"
         let text = pids.map(String.init).joined(separator: "\n")
         guard (try? ProcFS.create(temporary, contents: text)) != nil else { return }

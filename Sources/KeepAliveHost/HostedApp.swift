@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import KeepAliveCore
 import KeepAliveHostProtocol
 import KeepAliveMonitoring
@@ -139,4 +140,68 @@ struct LaunchSpec {
     var user: AppUser
     /// Added to the allow-list of the host's environment (`launch --env`).
     var environment: [String: String] = [:]
+}
+
+extension HostedApp {
+    /// What its model did, for `status`: since when, and why, it is in its state.
+    func changed(_ event: AppEvent) {
+        switch event {
+        case .didEnterBackground, .didBecomeActive: reason = nil
+        case .suspended(let cause): reason = cause.description
+        case .terminated(let reason): self.reason = "killed: \(reason)"
+        default: return
+        }
+        since = Date()
+    }
+
+    /// Frozen: watches the kernel's word that its group changed (cgroup v2) and data on the
+    /// sockets it named, each calling back once, on a queue of its own.
+    func watchWhileFrozen(onData: @escaping @Sendable () -> Void, onGroupChange: @escaping @Sendable () -> Void) {
+        if !wakeSockets.isEmpty { socketWake = SocketWake(descriptors: wakeSockets, onData: onData) }
+        if let folder = group.freezing.eventsFolder { groupEvents = CgroupEvents(folder: folder, onChange: onGroupChange) }
+    }
+
+    /// Stops watching its group and its sockets.
+    func stopWatching() {
+        groupEvents?.stop()
+        groupEvents = nil
+        stopWatchingSockets()
+    }
+
+    /// Stops watching its sockets (data came); the host keeps its copies.
+    func stopWatchingSockets() {
+        socketWake?.stop()
+        socketWake = nil
+    }
+}
+
+extension HostedApp {
+    /// Its first process exited: the watches of its exit, its group and its authorization end.
+    func exited() {
+        pid = nil
+        exitWatch?.cancel()
+        exitWatch = nil
+        groupEvents?.stop()
+        groupEvents = nil
+        watcher?.cancel()
+    }
+
+    /// The sync part of its end: its group thawed (a frozen process cannot end), the watch of
+    /// it stopped, the app told (`terminate`, if it is connected).
+    func thawAndTellToEnd() {
+        groupEvents?.stop()
+        groupEvents = nil
+        group.thawNow()
+        connection?.send(.terminate)
+    }
+}
+
+extension HostedApp {
+    /// Stops watching the app's sockets and closes the host's copies.
+    func forgetWakeSockets() {
+        socketWake?.stop()
+        socketWake = nil
+        for socket in wakeSockets { close(socket) }
+        wakeSockets = []
+    }
 }

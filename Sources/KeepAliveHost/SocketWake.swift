@@ -1,6 +1,8 @@
+import CProcessControl
 import Dispatch
 import Glibc
 import KeepAliveCore
+import KeepAliveHostProtocol
 
 /// A frozen app's sockets, watched by the host: the first data to arrive on any of them wakes
 /// the app, once (the host's push: a server's command reaches an app that is frozen). A
@@ -49,4 +51,28 @@ final class SocketWake: Sendable {
     }
 
     deinit { stop() }
+}
+
+extension SocketWake {
+    /// The host's copies (pidfd_getfd) of the sockets `sockets` of process `pid` names: all, or
+    /// none and an error that says which is not a socket or cannot be taken.
+    static func copies(of sockets: [Int32], in pid: Int32) throws(HostError) -> [Int32] {
+        var copies: [Int32] = []
+        for socket in sockets {
+            let copy = socket >= 0 ? cprocess_take_descriptor(pid, socket) : -1
+            guard copy >= 0 else {
+                let reason = socket < 0 ? "not a descriptor" : String(cString: strerror(errno))
+                for taken in copies { close(taken) }
+                throw HostError(.badRequest, "wake-on-data: cannot take descriptor \(socket) of process \(pid) (\(reason); pidfd_getfd needs Linux 5.6)")
+            }
+            var status = stat()
+            guard fstat(copy, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else {
+                close(copy)
+                for taken in copies { close(taken) }
+                throw HostError(.badRequest, "wake-on-data: descriptor \(socket) is not a socket")
+            }
+            copies.append(copy)
+        }
+        return copies
+    }
 }
