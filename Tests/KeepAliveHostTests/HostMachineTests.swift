@@ -159,42 +159,18 @@ import Testing
     @Test(arguments: Looked.allCases)
     func theHostLooksOnlyForWhatNothingTellsIt(_ looked: Looked) {
         var machine = Self.machine()
-        let looks: Bool
-        let model: Application
-        switch looked {
-        case .exitNotTold:
-            model = Self.model(.suspended)
-            Self.knowing(model, exitTold: false, into: &machine)
-            looks = true
-        case .playsAudio:
-            model = Self.model(.background, audio: true)
-            Self.knowing(model, into: &machine)
-            looks = true
-        case .frozenWithAudio:  // frozen: it plays nothing
-            model = Self.model(.suspended, audio: true)
-            Self.knowing(model, into: &machine)
-            looks = false
-        case .dueOnPower:
-            model = Self.model(.suspended, tasks: [Self.refresh(at: 5, power: true)], onBattery: true)
-            Self.knowing(model, into: &machine)
-            looks = true
-        case .notDueOnPower:
-            model = Self.model(.suspended, tasks: [Self.refresh(at: 50, power: true)])
-            Self.knowing(model, into: &machine)
-            looks = false
-        case .dueOnItsOwnClock:  // the model runs it on its own clock
-            model = Self.model(.suspended, tasks: [Self.refresh(at: 5)])
-            Self.knowing(model, into: &machine)
-            looks = false
-        case .dueToLaunch:
-            model = Self.model(.notRunning, tasks: [Self.refresh(at: 5)], onBattery: true)
-            Self.knowing(model, launchable: true, into: &machine)
-            looks = true
-        case .nothing:
-            model = Self.model(.suspended)
-            Self.knowing(model, into: &machine)
-            looks = false
-        }
+        let (model, exitTold, launchable, looks): (Application, Bool, Bool, Bool) =
+            switch looked {
+            case .exitNotTold: (Self.model(.suspended), false, false, true)
+            case .playsAudio: (Self.model(.background, audio: true), true, false, true)
+            case .frozenWithAudio: (Self.model(.suspended, audio: true), true, false, false)  // frozen: it plays nothing
+            case .dueOnPower: (Self.model(.suspended, tasks: [Self.refresh(at: 5, power: true)], onBattery: true), true, false, true)
+            case .notDueOnPower: (Self.model(.suspended, tasks: [Self.refresh(at: 50, power: true)]), true, false, false)
+            case .dueOnItsOwnClock: (Self.model(.suspended, tasks: [Self.refresh(at: 5)]), true, false, false)  // its model runs it
+            case .dueToLaunch: (Self.model(.notRunning, tasks: [Self.refresh(at: 5)], onBattery: true), true, true, true)
+            case .nothing: (Self.model(.suspended), true, false, false)
+            }
+        Self.knowing(model, exitTold: exitTold, launchable: launchable, into: &machine)
         _ = machine.handle(.request, now: .seconds(10))
         #expect(machine.needsLooking == looks)
         #expect(machine.nextDeadline == (looks ? .seconds(11) : model.nextEventTime ?? Self.never))
