@@ -180,12 +180,17 @@ extension AppHost {
         if apps[app.id] === app, app.pid == pid, pid != nil { await stopEverything(of: app, with: SIGKILL) }
     }
 
-    /// The one way the host ends an app: its group thawed (a frozen process cannot end), the
-    /// app told (`terminate`, if it is connected), SIGTERM to every process of it. The host's
+    /// The one way the host ends an app: the app told (`terminate`, if it is connected), SIGTERM
+    /// to every process of it, its group thawed (a frozen process cannot end). The host's
     /// own stop does it for every app at once, then waits for them all.
     func terminate(_ app: HostedApp) async {
-        app.thawAndTellToEnd()
+        app.tellToEnd()
+        // Signalled while still frozen, then thawed: a frozen process cannot fork between the
+        // reading of its group and the signal, and takes the signal the moment it runs again
+        // (thawed first, the loop of a process that left its session forked a child the signal
+        // missed, which ran on after the app's exit: HostileAppTests, 3 of 20 beside a busy loop).
         await stopEverything(of: app, with: SIGTERM)
+        app.group.thawNow()
     }
 
     /// Sends `signal` to every process of the app: its group, its first process (the host's

@@ -186,12 +186,11 @@ extension HostedApp {
         watcher?.cancel()
     }
 
-    /// The sync part of its end: its group thawed (a frozen process cannot end), the watch of
-    /// it stopped, the app told (`terminate`, if it is connected).
-    func thawAndTellToEnd() {
+    /// The start of its end: the watch of its group stopped, the app told (`terminate`, if it
+    /// is connected).
+    func tellToEnd() {
         groupEvents?.stop()
         groupEvents = nil
-        group.thawNow()
         connection?.send(.terminate)
     }
 }

@@ -2,9 +2,11 @@ package import KeepAliveCore
 
 /// The host's decisions for one app, as a value: events in, actions out, on the host's clock
 /// (the time since it started), shaped like ``HybridKeepAliveMachine``. While the app lives,
-/// ``AppHost`` only does what it returns (freezes, thaws, signals, launches, sends) and tells it
-/// what happened; the app's own rules (budgets, graces, suspension) are its ``Application``
-/// model's, whose events come here. Two ends are the host's own, outside any one app's
+/// the host only does what it returns and tells it what happened: what it decides of the app's
+/// ``Application`` model (a wake for an event, a kill, entering the background) the host's own
+/// machine does to the model, whose events come back here in the same pass; the rest (freezes,
+/// thaws, signals, launches, sends) ``AppHost``'s hands. The app's own rules (budgets, graces,
+/// suspension) are its model's. Two ends are the host's own, outside any one app's
 /// decisions: the sweep after its first process exited (what its children left running is
 /// killed, its group removed, then ``Event/groupRemoved``), and the host's own stop, which tells
 /// every machine first (``Event/hostStopping``) and then ends every app at once.
