@@ -185,10 +185,8 @@ extension AppHost {
     /// own stop does it for every app at once, then waits for them all.
     func terminate(_ app: HostedApp) async {
         app.tellToEnd()
-        // Signalled while still frozen, then thawed: a frozen process cannot fork between the
-        // reading of its group and the signal, and takes the signal the moment it runs again
-        // (thawed first, the loop of a process that left its session forked a child the signal
-        // missed, which ran on after the app's exit: HostileAppTests, 3 of 20 beside a busy loop).
+        // Signalled while still frozen, then thawed: a frozen process cannot fork a child the
+        // signal misses, and takes it the moment it runs again (RELIABILITY.md, issue 85).
         await stopEverything(of: app, with: SIGTERM)
         app.group.thawNow()
     }
