@@ -163,9 +163,14 @@ extension HostedApp {
 
     /// Stops watching its group and its sockets.
     func stopWatching() {
+        stopWatchingGroup()
+        stopWatchingSockets()
+    }
+
+    /// Stops watching its group (the kernel's word that it changed).
+    func stopWatchingGroup() {
         groupEvents?.stop()
         groupEvents = nil
-        stopWatchingSockets()
     }
 
     /// Stops watching its sockets (data came); the host keeps its copies.
@@ -181,16 +186,14 @@ extension HostedApp {
         pid = nil
         exitWatch?.cancel()
         exitWatch = nil
-        groupEvents?.stop()
-        groupEvents = nil
+        stopWatchingGroup()
         watcher?.cancel()
     }
 
     /// The start of its end: the watch of its group stopped, the app told (`terminate`, if it
     /// is connected).
     func tellToEnd() {
-        groupEvents?.stop()
-        groupEvents = nil
+        stopWatchingGroup()
         connection?.send(.terminate)
     }
 }
