@@ -1,5 +1,7 @@
+public import KeepAliveCore
+
 /// Why silent audio could not play. Never fatal: the keep-alive driver falls back and says so.
-public struct AudioError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct AudioError: Error, Sendable, Hashable, DescribedError {
     /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable { case cannotOpen, deviceLost, cannotWrite }

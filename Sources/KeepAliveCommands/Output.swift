@@ -207,6 +207,7 @@ extension LocationStatus {
         case .authorizationChanged: "authorizationChanged"
         case .paused: "paused"
         case .resumed: "resumed"
+        case .receiverTimeWentBack: "receiverTimeWentBack"
         }
     }
 }

@@ -128,6 +128,8 @@ public final class Deliverer: Sendable {
         /// when reading the queue, recorded as soon as the journal takes writes again.
         var unsaved: [JournalRecord] = []
         var holdsLease = false
+        /// Whether the wait for another process's lease was said (``DeliveryEvent/waitingForLease(destination:holder:)``).
+        var toldWaiting = false
         /// When the lease was last renewed, on this deliverer's clock.
         var renewed = Duration.zero
         /// Since when the oldest record waiting has waited, on this deliverer's monotonic clock:
@@ -184,6 +186,15 @@ public final class Deliverer: Sendable {
         try await journal.perform(body)
     }
 
+    /// Says, at once, who holds the lease this deliverer waits for, and since when.
+    private func sayWaiting() async {
+        let holder = try? await journal.performReading { [destination] journal throws(JournalError) in try journal.leaseHolder(of: destination) }
+        events(.waitingForLease(destination: destination, holder: holder))
+        logger.notice(
+            "another process delivers \(destination)\(holder.map { ": \($0)" } ?? ""); this one waits until it gives the lease up or it runs out"
+        )
+    }
+
     /// Holds the destination's lease: renewed by the writer's commits when it can be, taken (or
     /// renewed) in the journal a third of its time after the last renewal. Returns whether it holds it.
     private func keepLease(_ loop: inout Loop) async throws(JournalError) -> Bool {
@@ -199,7 +210,12 @@ public final class Deliverer: Sendable {
         if !loop.holdsLease || time.now() - loop.renewed > policy.leaseDuration / 3 {
             let ttl = policy.leaseDuration
             let acquired = try await onJournal { [destination, owner] journal throws(JournalError) in try journal.acquireLease(for: destination, owner: owner, ttl: ttl) }
-            if acquired != loop.holdsLease { events(acquired ? .tookOver(destination: destination) : .waitingForLease(destination: destination)) }
+            if acquired, !loop.holdsLease {
+                events(.tookOver(destination: destination))
+            } else if !acquired, loop.holdsLease || !loop.toldWaiting {
+                await sayWaiting()
+            }
+            loop.toldWaiting = !acquired
             if !acquired, loop.holdsLease { await transport.close() }
             loop.holdsLease = acquired
             loop.renewed = time.now()

@@ -1,5 +1,7 @@
+public import KeepAliveCore
+
 /// A destination that cannot be used as given.
-public enum DeliveryError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum DeliveryError: Error, Sendable, Hashable, DescribedError {
     /// The destination (first) cannot be used, and why (second).
     case badDestination(String, String)
     /// The password file is missing, unreadable or readable by others.

@@ -11,8 +11,10 @@ public enum DeliveryEvent: Sendable {
     case failed(destination: String, reason: String, retryIn: Duration)
     /// A fix refused `tries` times went to the dead letters.
     case deadLettered(destination: String, sequence: Int64, reason: String)
-    /// Another process delivers this destination now; this one waits for its lease to lapse.
-    case waitingForLease(destination: String)
+    /// Another process delivers this destination now (`holder`, since when: `nil` if it gave
+    /// the lease up meanwhile); this one waits for its lease to be given up or to lapse. Said
+    /// when the wait begins, the first time included.
+    case waitingForLease(destination: String, holder: DeliveryLease?)
     /// This process delivers the destination from now on.
     case tookOver(destination: String)
     /// The journal could not be read or written.

@@ -1,11 +1,16 @@
 public import KeepAliveCore
+import KeepAliveJournal
 import Logging
 
 extension JournalDelivery {
     /// Runs `work` (a program's own loop, appending fixes to the journal) with delivery beside
     /// it, and stops as `keepalive run` does: when the work ends or `stop` is asked (SIGINT or
     /// SIGTERM by default), the work is cancelled, what waits is delivered for up to
-    /// `stopTimeout`, and delivery stops.
+    /// `stopTimeout`, and delivery stops. Given a ``JournalWriter`` (`init(journal:destinations:writer:...)`),
+    /// it runs the writer's commits too (``JournalWriter/run()``: don't run them yourself), commits
+    /// what the writer holds before the delivery's last wait, and where each destination stands
+    /// after it; ``JournalWriter/tally`` then says what was stored and what, if the journal could
+    /// not be written, was only held.
     ///
     /// ```swift
     /// let undelivered = try await delivery.run(until: .interrupt) {
@@ -33,20 +38,43 @@ extension JournalDelivery {
         defer { armed.disarm() }
         let (undelivered, failure) = await withDiscardingTaskGroup { delivering in
             delivering.addTask { await self.run() }
+            if let writer { delivering.addTask { await writer.run() } }
             let failure = await workUntilStopped(work, armed) { [logger] in
                 logger.notice("stop asked: delivering what waits, for up to \(stopTimeout.secondsText)\(armed.stillStoppable)")
             }
+            await writer?.commit()
             let undelivered = await drain(within: stopTimeout)
-            delivering.cancelAll()
+            delivering.cancelAll()  // the writer's run ends with a commit: where each destination stands
             return (undelivered, failure)
         }
         if !undelivered.isEmpty {
+            let named = await undelivered.asyncMap { name in "\(name)\(await deliveredElsewhere(name).map { " (\($0))" } ?? "")" }
             logger.warning(
-                "stopping: fixes undelivered after \(stopTimeout.secondsText) to \(undelivered.joined(separator: ", ")); journaled, sent at the next start or by keepalive upload"
+                "stopping: fixes undelivered after \(stopTimeout.secondsText) to \(named.joined(separator: ", ")); journaled, sent at the next start or by keepalive upload"
             )
         }
         if let failure { throw failure }
         return undelivered
+    }
+}
+
+extension JournalDelivery {
+    /// "delivered by another process, OWNER since T", when another holds `destination`'s lease.
+    fileprivate func deliveredElsewhere(_ destination: String) async -> String? {
+        guard let deliverer = deliverers.first(where: { $0.destination == destination }),
+            let holder = try? await journal.performReading({ journal throws(JournalError) in try journal.leaseHolder(of: destination) }),
+            holder.owner != deliverer.owner
+        else { return nil }
+        return "delivered by another process, \(holder)"
+    }
+}
+
+extension Array where Element: Sendable {
+    /// Each element mapped in order by an async `transform`.
+    fileprivate func asyncMap<T>(_ transform: (Element) async -> T) async -> [T] {
+        var mapped: [T] = []
+        for element in self { mapped.append(await transform(element)) }
+        return mapped
     }
 }
 

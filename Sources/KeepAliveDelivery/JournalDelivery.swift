@@ -10,6 +10,9 @@ public final class JournalDelivery: PausableWork {
     public let journal: FixJournal
     /// One deliverer a destination.
     public let deliverers: [Deliverer]
+    /// The writer that records into ``journal``, if the delivery was given one: what
+    /// ``run(until:stopTimeout:_:)`` commits through.
+    public let writer: JournalWriter?
     let network: SystemConditionsProbe?
     let logger: Logger
 
@@ -28,6 +31,7 @@ public final class JournalDelivery: PausableWork {
         events: @escaping @Sendable (DeliveryEvent) -> Void = { _ in }
     ) throws(JournalError) {
         self.journal = journal
+        self.writer = writer
         self.logger = logger
         network = watchesNetwork ? SystemConditionsProbe() : nil
         let owner = Deliverer.processOwner(role: role)
@@ -56,6 +60,7 @@ public final class JournalDelivery: PausableWork {
     package init(journal: FixJournal, deliverers: [Deliverer], logger: Logger = Logger(label: "LocationKeepAlive.delivery")) {
         self.journal = journal
         self.deliverers = deliverers
+        self.writer = nil
         self.logger = logger
         network = nil
     }

@@ -1,7 +1,8 @@
+public import KeepAliveCore
 import KeepAliveBus
 
 /// Why the GeoClue2 service could not start or stopped.
-public enum GeoClueError: Error, Sendable, CustomStringConvertible {
+public enum GeoClueError: Error, Sendable, DescribedError {
     /// libsystemd, the bus or the bus name: what is missing, and how to get it.
     case setup(String)
     /// The connection to the bus failed while serving.

@@ -1,7 +1,8 @@
 import Glibc
+public import KeepAliveCore
 
 /// Why the host could not do something, in words that say what to do.
-public struct HostError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct HostError: Error, Sendable, Hashable, DescribedError {
     /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable {

@@ -11,13 +11,17 @@ extension FixJournal {
     /// Adds a destination, or changes its settings: its queue is kept either way. A new
     /// destination starts with every record the journal holds. One already there with these
     /// settings (every start after the first) costs a read, not a commit: on a card that takes
-    /// a second to sync, the service's first fixes would wait for it.
+    /// a second to sync, the service's first fixes would wait for it. Nor does a new one wait
+    /// for a sync (on a first start, the WAL's creation and two syncs: 6 s of such a card): its
+    /// commit goes to the disk with the next synced one (the WAL is written in order), before
+    /// any fix is told stored or any delivery is recorded, and one a power cut took is
+    /// registered again at the next start, with every record.
     public func register(destination name: String, settings: String) throws(JournalError) {
         let stored = try read { db in
             try String.fetchOne(db, sql: "SELECT settings FROM destination WHERE name = ?", arguments: [name])
         }
         guard stored != settings else { return }
-        try write { db in
+        try write(synced: false) { db in
             try db.execute(
                 sql: """
                     INSERT INTO destination (name, settings) VALUES (?, ?)
@@ -52,13 +56,31 @@ extension FixJournal {
         return try write(synced: false) { db in
             try db.execute(
                 sql: """
-                    UPDATE destination SET leaseOwner = ?, leaseExpires = ?
+                    UPDATE destination SET leaseOwner = ?, leaseExpires = ?,
+                        leaseTaken = CASE WHEN leaseOwner = ? AND leaseTaken IS NOT NULL THEN leaseTaken ELSE ? END
                     WHERE name = ? AND (leaseOwner IS NULL OR leaseOwner = ? OR leaseOwner = ? OR leaseExpires < ? OR leaseExpires > ?)
                     """,
-                arguments: [owner, now + ttl.seconds, destination, owner, gone, now, now + 2 * ttl.seconds]
+                arguments: [owner, now + ttl.seconds, owner, now, destination, owner, gone, now, now + 2 * ttl.seconds]
             )
             return db.changesCount == 1
         }
+    }
+
+    /// Who holds `destination`'s lease now, since when and until when; `nil` when no lease
+    /// holds (none taken, given up, or run out).
+    public func leaseHolder(of destination: String) throws(JournalError) -> DeliveryLease? {
+        let now = now().timeIntervalSince1970
+        let row = try read { db in
+            try SQLiteRow.fetchOne(
+                db, sql: "SELECT leaseOwner, leaseTaken, leaseExpires FROM destination WHERE name = ? AND leaseOwner IS NOT NULL",
+                arguments: [destination]
+            )
+        }
+        guard let row, let owner: String = try? row[0], let expires: Double = try? row[2], expires >= now else { return nil }
+        let taken: Double? = try? row[1]
+        return DeliveryLease(
+            owner: owner, since: taken.map { Date(timeIntervalSince1970: $0) }, expires: Date(timeIntervalSince1970: expires)
+        )
     }
 
     /// How long `owner`'s lease on `destination` lasts from now (`nil`: another owner's, or none).
@@ -94,7 +116,7 @@ extension FixJournal {
     public func releaseLease(for destination: String, owner: String) throws(JournalError) {
         try write(synced: false) { db in
             try db.execute(
-                sql: "UPDATE destination SET leaseOwner = NULL, leaseExpires = NULL WHERE name = ? AND leaseOwner = ?",
+                sql: "UPDATE destination SET leaseOwner = NULL, leaseExpires = NULL, leaseTaken = NULL WHERE name = ? AND leaseOwner = ?",
                 arguments: [destination, owner]
             )
         }

@@ -1,11 +1,16 @@
+public import KeepAliveCore
+
 /// Why the journal could not be opened or written. Each says which file and what to do.
-public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum JournalError: Error, Sendable, Equatable, DescribedError {
     /// The file is not a journal SQLite can read: left as it is.
     case damaged(path: String, detail: String)
     /// The file was written by a newer version of keepalive: left as it is.
     case newerVersion(path: String, unknown: [String])
     /// The disk under the journal is full: what was being stored was not.
     case diskFull(path: String)
+    /// The filesystem under the journal is mounted read-only (as one is remounted after a
+    /// write error, `errors=remount-ro`): what was stored is kept and can be read.
+    case readOnlyFilesystem(path: String)
     /// The file or its folder cannot be opened or written.
     case unavailable(path: String, detail: String)
     /// Anything else SQLite reported.
@@ -25,6 +30,9 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
         case .diskFull(let path):
             "the disk under journal \(path) is full: free some space "
                 + "(what was already stored is kept and still delivered)"
+        case .readOnlyFilesystem(let path):
+            "the filesystem under journal \(path) is read-only (remounted so after a write error, as a failing SD card is: "
+                + "see `dmesg`, check it with fsck); what was already stored is kept and still delivered"
         case .unavailable(let path, let detail):
             "cannot open journal \(path): \(detail)"
         case .database(let path, let detail):

@@ -114,6 +114,11 @@ enum JournalSchema {
         migrator.registerMigration("v5 gaps") { db in
             try db.execute(sql: "CREATE TABLE gap (afterSeq INTEGER NOT NULL, start REAL NOT NULL, end REAL NOT NULL, reason TEXT NOT NULL)")
         }
+        // When a destination's lease holder took it (wall clock, seconds since 1970): a second
+        // process says who delivers and since when.
+        migrator.registerMigration("v6 lease taken") { db in
+            try db.execute(sql: "ALTER TABLE destination ADD COLUMN leaseTaken REAL")
+        }
         return migrator
     }()
 

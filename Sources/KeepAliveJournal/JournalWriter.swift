@@ -23,7 +23,8 @@ public import KeepAliveMonitoring
 /// the async forms of `commit()`, `pending(for:limit:)` and `waiting(for:)`; their
 /// synchronous forms wait on the calling thread, for code that has one of its own.
 /// Nothing is dropped silently: past ``capacity`` fixes held, the oldest go, and
-/// ``Report/dropped(count:error:)`` says how many.
+/// ``Report/dropped(count:error:)`` says how many. ``tally`` says at any time (a stop's last
+/// line) how many fixes were stored, how many are held, and why.
 ///
 /// Delivery need not wait for a commit: a deliverer reads `pending(for:limit:)`, which goes on
 /// from the stored records to those held here, and tells ``acknowledge(_:by:)`` what its server
@@ -32,17 +33,64 @@ public import KeepAliveMonitoring
 /// this promises, and what a power cut can do).
 public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWork, Sendable {
     /// What the writer did, for the service's output.
-    public enum Report: Sendable, Equatable {
+    /// Printed, each says in words what happened to the fixes: stored, held (not lost), or
+    /// gone.
+    public enum Report: Sendable, Equatable, CustomStringConvertible {
         /// A commit returned: these records are on the disk.
         case stored(JournalCommit)
-        /// The journal could not be written: `held` fixes wait in memory and are committed when
-        /// it can be written again (tried every ``JournalWriter/retryInterval``).
+        /// The journal could not be written: `held` fixes wait in memory (none is lost, and
+        /// delivery sends them from there) and are committed when it can be written again
+        /// (tried every ``JournalWriter/retryInterval``).
         case holding(held: Int, error: JournalError)
         /// The oldest held fixes went, unjournaled, to keep at most ``JournalWriter/capacity``.
         case dropped(count: Int, error: JournalError)
+        /// ``JournalWriter/run()`` ended (a stop) while the journal still could not be written:
+        /// `held` fixes were never stored. Delivery sent them from memory: the stop's undelivered
+        /// destinations (``JournalDelivery/drain(within:)``) say whether any reached none.
+        case notStoredAtStop(held: Int, error: JournalError)
         /// The system clock went beyond ``SystemClockOffset/tolerance`` of the receiver's time
         /// (the fixes from now on are marked), or came back within it: said once each way.
         case systemClock(SystemClockOffset)
+
+        /// The report in words, as `keepalive run` says it.
+        public var description: String {
+            switch self {
+            case .stored(let commit):
+                "journaled \(commit.count) (#\(commit.first)-#\(commit.last))"
+            case .holding(let held, let error):
+                "\(error); holding \(held) fixes in memory, not lost: journaled once the journal can be written again"
+            case .dropped(let count, let error):
+                "\(count) held fixes dropped unjournaled, the oldest (memory holds a bounded number): \(error)"
+            case .notStoredAtStop(let held, let error):
+                "stopping with \(held) fixes held in memory, never journaled (\(error)); "
+                    + "delivery sent them from memory: see what it left undelivered"
+            case .systemClock(let offset):
+                offset.isBeyondTolerance
+                    ? "the system clock is \(offset.words) the receiver's time: fixes are marked and carry the receiver's time"
+                    : "the system clock agrees with the receiver's time again (\(offset.words) it)"
+            }
+        }
+    }
+
+    /// How many fixes (and events) this writer stored, holds and dropped: what a stop says.
+    public struct Tally: Sendable, Equatable, CustomStringConvertible {
+        /// Records on the disk: their commits returned.
+        public var stored: Int
+        /// Records in memory, not yet stored: committed with the next group, or once the journal
+        /// can be written again.
+        public var held: Int
+        /// Held records that went past ``JournalWriter/capacity``, never stored.
+        public var dropped: Int
+        /// Why the journal cannot be written now, if it cannot.
+        public var failure: JournalError?
+
+        /// The tally in words: `stored 1204, held 0`, and the failure when there is one.
+        public var description: String {
+            var words = "stored \(stored), held \(held)"
+            if dropped > 0 { words += ", dropped \(dropped)" }
+            if let failure { words += " (the journal cannot be written: \(failure))" }
+            return words
+        }
     }
 
     /// The journal written to.
@@ -71,6 +119,8 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         var entries: [FixJournal.Entry] = []
         var first = 0
         var failure: JournalError?
+        /// What ``tally`` counts.
+        var storedCount = 0, droppedCount = 0
         /// Whether the last fix compared found the system clock wrong.
         var clockWasWrong = false
         /// What each destination's server acknowledged since the last commit.
@@ -136,6 +186,12 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
 
     /// Fixes (and events) taken and not yet stored.
     public var heldCount: Int { state.read { $0.held.count } }
+
+    /// What this writer stored, holds and dropped so far, and why the journal cannot be written
+    /// if it cannot.
+    public var tally: Tally {
+        state.read { Tally(stored: $0.storedCount, held: $0.held.count, dropped: $0.droppedCount, failure: $0.failure) }
+    }
 
     /// Takes `fix`: stored before this returns in ``JournalDurability/full`` (the calling thread
     /// waits for the disk; ``record(_:then:)`` does not), with its group in
@@ -301,7 +357,8 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
 
     /// Commits what is held now (a remote command's answer, a stop), and what was delivered,
     /// waiting on the calling thread. Returns whether the commit succeeded (fixes recorded
-    /// meanwhile wait for the next).
+    /// meanwhile wait for the next); `false` loses nothing: what is held stays held, as
+    /// ``Report/holding(held:error:)`` says.
     @discardableResult
     public func commit() -> Bool {
         journal.onQueue { commitHeld() }
@@ -315,7 +372,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
 
     /// Commits each group when its interval is up, and tries a failed commit again every
     /// ``retryInterval``, until the task is cancelled; then commits what is held (or, when the
-    /// journal still cannot be written, reports it ``Report/dropped(count:error:)``).
+    /// journal still cannot be written, reports it ``Report/notStoredAtStop(held:error:)``).
     public func run() async {
         for await _ in wakes {
             let wait = state.read { $0.failure == nil } ? commitInterval : retryInterval
@@ -324,7 +381,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
         }
         if await !commit() {
             let (count, failure) = state.read { ($0.held.count, $0.failure) }
-            if let failure { report(.dropped(count: count, error: failure)) }
+            if let failure, count > 0 { report(.notStoredAtStop(held: count, error: failure)) }
         }
     }
 
@@ -365,6 +422,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
             if state.held.count > capacity, let failure = state.failure {
                 let excess = state.held.count - capacity
                 state.dropOldest(excess)
+                state.droppedCount += excess
                 report(.dropped(count: excess, error: failure))
             }
             let isDue = durability == .full || event != nil || state.held.count >= maximumGroup
@@ -426,6 +484,7 @@ public final class JournalWriter: FixRecorder, MonitorEventRecorder, PausableWor
                 }
             }
             state.failure = nil
+            state.storedCount += records.count
             if state.committed.count > 4 * maximumGroup { state.committed = [:] }
             state.committed.merge(stored) { $1 }
             state.lastStored = max(state.lastStored ?? 0, records.last?.sequence ?? 0)

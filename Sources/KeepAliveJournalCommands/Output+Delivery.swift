@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeepAliveDelivery
+import KeepAliveJournal
 import KeepAliveCommands
 import KeepAliveCore
 
@@ -30,10 +31,11 @@ extension Output {
             object["deadLetter"] = .integer(Int(sequence))
             object["error"] = .string(reason)
             text = "fix #\(sequence) went to \(destination)'s dead letters: \(reason) (keepalive journal retry \(destination))"
-        case .waitingForLease(let destination):
+        case .waitingForLease(let destination, let holder):
             object["destination"] = .string(destination)
             object["waiting"] = true
-            text = "another process delivers \(destination); waiting"
+            if let holder { object["holder"] = .string(holder.owner) }
+            text = "another process delivers \(destination)\(holder.map { ": \($0)" } ?? ""); waiting for its lease"
         case .tookOver(let destination):
             object["destination"] = .string(destination)
             object["delivering"] = true

@@ -21,15 +21,19 @@ extension Output {
             object["lastFix"] = commit.lastFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
             if let offset = commit.systemClockOffset { object["clockOffset"] = .number(offset.seconds) }
             object["seconds"] = .number(commit.duration.seconds)
-            text = "# journaled \(commit.count) (#\(commit.first)-#\(commit.last))"
+            text = "# \(report)"
         case .holding(let held, let error):
             object["held"] = .integer(held)
             object["error"] = .string("\(error)")
-            text = "\(error); holding \(held) unjournaled in memory, journaled when \(journal) can be written again"
+            text = "\(report)"
         case .dropped(let count, let error):
             object["dropped"] = .integer(count)
             object["error"] = .string("\(error)")
-            text = "\(count) unjournaled fixes dropped, the oldest held (memory holds a bounded number): \(error)"
+            text = "\(report)"
+        case .notStoredAtStop(let held, let error):
+            object["notStored"] = .integer(held)
+            object["error"] = .string("\(error)")
+            text = "\(report)"
         }
         if json { Console.out(object.bytes) }
         if case .stored = report {

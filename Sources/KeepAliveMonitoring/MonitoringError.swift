@@ -1,5 +1,7 @@
+public import KeepAliveCore
+
 /// Why a monitor refused a condition or could not load or save its file, with what to do.
-public struct MonitoringError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct MonitoringError: Error, Sendable, Hashable, DescribedError {
     /// Which kind of failure: match on it; the message says the rest.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: Sendable, Hashable {

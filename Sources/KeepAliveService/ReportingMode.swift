@@ -1,3 +1,5 @@
+public import KeepAliveCore
+
 /// What the monitoring strategy reports (journals, and so delivers): OwnTracks' four monitoring
 /// modes, mapped onto its conditions and its watch.
 ///
@@ -73,7 +75,7 @@ public struct ReportingMode: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A monitoring mode that cannot be used, and why.
-public struct MonitoringModeError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct MonitoringModeError: Error, Sendable, Hashable, DescribedError {
     /// What is wrong.
     public var description: String
 

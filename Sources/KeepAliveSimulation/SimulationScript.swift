@@ -106,7 +106,7 @@ public struct SimulationScript: Sendable, Hashable {
 }
 
 /// A script line that could not be read.
-public struct SimulationScriptError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SimulationScriptError: Error, Sendable, Hashable, DescribedError {
     /// The line it is on, from 1.
     public var line: Int
     /// What is wrong with it.

@@ -17,7 +17,8 @@ import Testing
         let subscriber: ChildProcess
         let gpsfake: ChildProcess
 
-        init() async throws {
+        /// gpsfake sends a sentence each `cycle` seconds (14 an epoch in the log).
+        init(cycle: String = "0.1") async throws {
             try Tools.requireGPSD()
             try MosquittoBroker.require()
             namespace = try await NetworkNamespace()
@@ -30,7 +31,7 @@ import Testing
                 broker.subscriptions(of: "reader", to: "owntracks/me/phone") == 1
             }
             let log = Tools.repository.appendingPathComponent("Mocks/Fixtures/nmea/ublox-8.log").path
-            let fake = namespace.command("/usr/bin/env", ["TMPDIR=\(folder)", "/usr/bin/gpsfake", "-q", "-P", "2947", "-c", "0.1", log])
+            let fake = namespace.command("/usr/bin/env", ["TMPDIR=\(folder)", "/usr/bin/gpsfake", "-q", "-P", "2947", "-c", cycle, log])
             gpsfake = try ChildProcess(fake.path, fake.arguments, output: folder + "/gpsfake.txt")
             // gpsd listing gpsfake's receiver (an add lost under load leaves it silent: scripts/gpsd-devices).
             let devices = namespace.command("/usr/bin/python3", [Tools.gpsdDevices.path, "2947", "30"])

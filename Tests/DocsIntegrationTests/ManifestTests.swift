@@ -9,6 +9,9 @@ import IntegrationSupport
     /// as the article says (a link to this repository here), and for one beside a clone named
     /// otherwise with only its `path:` changed, as the article says: `swift package describe`
     /// loads the whole graph, products and their packages' names included, without building it.
+    /// Only the folders the article says to make are made (a test target whose folder it never
+    /// made failed so for a newcomer); "Testing with mocks"'s manifest, with its test target,
+    /// resolves with the test folder it says to make. `scripts/check-newcomer` builds the first.
     @Test(.timeLimit(.minutes(5))) func theManifestResolvesAsPrinted() async throws {
         let manifests = ArticleSnippets.manifests(in: try ArticleSnippets.markdown(of: "GettingStarted"))
         let printed = try #require(manifests.first, "Getting started prints a manifest").joined(separator: "\n") + "\n"
@@ -17,20 +20,26 @@ import IntegrationSupport
         let path = #"path: "../LocationKeepAlive")"#
         #expect(printed.contains(path), "the printed manifest depends on ../LocationKeepAlive")
         try await resolve(printed.replacingOccurrences(of: path, with: #"path: "../location-keep-alive")"#), besideAClone: "location-keep-alive")
+        let testing = ArticleSnippets.manifests(in: try ArticleSnippets.markdown(of: "TestingWithMocks"))
+        let withTests = try #require(testing.first, "Testing with mocks prints a manifest").joined(separator: "\n") + "\n"
+        #expect(withTests.contains("testTarget"), "its manifest has the test target")
+        try await resolve(withTests, besideAClone: "LocationKeepAlive", testFolder: true)
     }
 
-    private func resolve(_ manifest: String, besideAClone clone: String) async throws {
+    private func resolve(_ manifest: String, besideAClone clone: String, testFolder: Bool = false) async throws {
         let root = ArticleSnippets.readme.deletingLastPathComponent()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let tracker = folder.appendingPathComponent("Tracker")
-        for path in ["Sources/Tracker", "Tests/TrackerTests"] {
+        for path in ["Sources/Tracker"] + (testFolder ? ["Tests/TrackerTests"] : []) {
             try FileManager.default.createDirectory(at: tracker.appendingPathComponent(path), withIntermediateDirectories: true)
         }
         try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent(clone), withDestinationURL: root)
         try manifest.write(to: tracker.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
         try "print(1)\n".write(to: tracker.appendingPathComponent("Sources/Tracker/main.swift"), atomically: true, encoding: .utf8)
-        try "import Testing\n".write(to: tracker.appendingPathComponent("Tests/TrackerTests/Tests.swift"), atomically: true, encoding: .utf8)
+        if testFolder {
+            try "import Testing\n".write(to: tracker.appendingPathComponent("Tests/TrackerTests/Tests.swift"), atomically: true, encoding: .utf8)
+        }
 
         let describe = Process()
         describe.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -1,5 +1,5 @@
 /// Why authorization could not be read, changed or asked for, naming the file and what to do.
-public struct AuthorizationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct AuthorizationError: Error, Sendable, Hashable, DescribedError {
     /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable {

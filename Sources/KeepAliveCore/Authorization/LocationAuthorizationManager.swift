@@ -37,6 +37,13 @@ public final class LocationAuthorizationManager: Sendable {
         /// put the older record back (``reload()`` drops it; the rename's own event re-reads).
         var commitsInFlight = 0
         var commitsEnded = 0
+        /// Re-reads begun, and the last whose read was applied: two at once (the folder's watch
+        /// and the poll, or two streams' watches) read the file in one order and could apply in
+        /// the other, putting an older status back after a newer one until the next change (a
+        /// stream reported the old status between two changes, 2 tries of 4, issue 86). A
+        /// re-read begun before the one last applied is dropped; a change after it has its own.
+        var reloadsBegun = 0
+        var lastReloadApplied = 0
         /// Whether the app asked this manager for always: a denial then says how to allow always.
         var requestedAlways = false
     }
@@ -86,7 +93,12 @@ public final class LocationAuthorizationManager: Sendable {
     /// process commits a change changes nothing: the file may still hold the older record.
     @discardableResult
     public func reload() -> AuthorizationSnapshot? {
-        guard let began = state.withLock({ $0.commitsInFlight == 0 ? $0.commitsEnded : nil }) else { return nil }
+        let begun = state.withLock { state -> (commits: Int, reload: Int)? in
+            guard state.commitsInFlight == 0 else { return nil }
+            state.reloadsBegun += 1
+            return (state.commitsEnded, state.reloadsBegun)
+        }
+        guard let (began, ticket) = begun else { return nil }
         let (policy, policyProblem) = SystemLocationPolicy.load(from: policyURL)
         var record: AuthorizationRecord?
         var problem: AuthorizationError?
@@ -96,7 +108,8 @@ public final class LocationAuthorizationManager: Sendable {
             problem = error
         }
         return update { state in
-            guard state.commitsInFlight == 0, state.commitsEnded == began else { return }
+            guard state.commitsInFlight == 0, state.commitsEnded == began, ticket > state.lastReloadApplied else { return }
+            state.lastReloadApplied = ticket
             state.policy = policy
             state.policyProblem = policyProblem
             state.problem = problem

@@ -1,5 +1,5 @@
 /// Why a background capability could not be used. Never fatal: the caller falls back.
-public struct BackgroundError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct BackgroundError: Error, Sendable, Hashable, DescribedError {
     /// Which kind of failure.
     public struct Code: Sendable, Hashable {
         private enum Value: Sendable, Hashable { case audioModeMissing, locationModeMissing, notRunning, notAuthorized }

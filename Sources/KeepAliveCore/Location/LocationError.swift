@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Why a location request or an update stream failed, with what to do about it.
-public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct LocationError: Error, Sendable, Hashable, DescribedError {
     /// Which kind of failure: match on it; the message says the rest.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: Sendable, Hashable {

@@ -18,18 +18,36 @@ public struct LocationFilter: Sendable, Hashable {
     /// Drop a fix with the same receiver time as the last one delivered (gpsd often sends
     /// two or three reports per epoch as its sentences arrive).
     public var rejectsDuplicates: Bool
+    /// What the stream does with a fix whose receiver time is earlier than the last one it
+    /// delivered (a log looped by gpsfake, a receiver that lost its time): either way it is
+    /// said first, as ``LocationStatus/receiverTimeWentBack(from:to:)``, never taken silently
+    /// as a new fix.
+    public var whenTimeGoesBack: BackwardTimePolicy
+
+    /// What a stream does when the receiver's time goes back.
+    public enum BackwardTimePolicy: Sendable, Hashable {
+        /// The fixes are delivered, their times now the stream's newest (the default: a
+        /// receiver whose time jumped goes on being tracked).
+        case deliver
+        /// The fixes are skipped until the receiver's time passes the newest delivered: a
+        /// journal of a looped log keeps each epoch once. A receiver stuck in the past gives
+        /// nothing meanwhile.
+        case skip
+    }
 
     /// A filter; `nil` lifts a limit.
     public init(
         desiredAccuracy: Double? = nil,
         distanceFilter: Double? = nil,
         maximumAge: Duration? = nil,
-        rejectsDuplicates: Bool = true
+        rejectsDuplicates: Bool = true,
+        whenTimeGoesBack: BackwardTimePolicy = .deliver
     ) {
         self.desiredAccuracy = desiredAccuracy
         self.distanceFilter = distanceFilter
         self.maximumAge = maximumAge
         self.rejectsDuplicates = rejectsDuplicates
+        self.whenTimeGoesBack = whenTimeGoesBack
     }
 
     /// `kCLLocationAccuracyBest`: the best the receiver gives, every fix (-1, as in CoreLocation).
@@ -140,6 +158,8 @@ struct LocationFilterState: Sendable {
     private var lastDeliveredTime: Date?
     private var fix: FixKnowledge = .unknown
     private var lastWasUntimed = false
+    /// Whether fixes are being skipped for a time that went back (``LocationFilter/BackwardTimePolicy/skip``).
+    private var isSkippingBack = false
 
     private enum FixKnowledge { case unknown, none, have, lost }
 
@@ -153,8 +173,13 @@ struct LocationFilterState: Sendable {
         return last.latitude == location.latitude && last.longitude == location.longitude && last.mode == location.mode
     }
 
-    /// The update this event gives the stream, if any.
-    mutating func consider(_ event: SourceEvent, now: () -> Date) -> LocationUpdate? {
+    /// Gives `deliver` the updates this event makes for the stream, if any: at most a status
+    /// and a fix.
+    mutating func consider(_ event: SourceEvent, now: () -> Date, deliver: (LocationUpdate) -> Void) {
+        if let update = considerStatus(event, now: now, deliver: deliver) { deliver(update) }
+    }
+
+    private mutating func considerStatus(_ event: SourceEvent, now: () -> Date, deliver: (LocationUpdate) -> Void) -> LocationUpdate? {
         switch event {
         case .status(let status):
             return .status(status)
@@ -175,6 +200,16 @@ struct LocationFilterState: Sendable {
             guard let location = report.location else { return nil }  // mode before position (GSA first)
             if filter.rejectsDuplicates, isDuplicate(location) { return nil }
             guard filter.accepts(location, now: now) else { return nil }
+            if let time = location.timestamp, let last = lastDeliveredTime, time < last {
+                let wentBack = LocationUpdate.status(.receiverTimeWentBack(from: last, to: time))
+                guard filter.whenTimeGoesBack == .deliver else {
+                    if !isSkippingBack { deliver(wentBack) }
+                    isSkippingBack = true
+                    return nil
+                }
+                deliver(wentBack)
+            }
+            isSkippingBack = false
             if let distance = filter.distanceLimit, let last = lastDelivered, location.distance(from: last) < distance
             {
                 return nil

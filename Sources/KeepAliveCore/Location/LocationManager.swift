@@ -290,9 +290,8 @@ public final class LocationManager: Sendable {
                 }
             }
             for index in state.streams.values.indices {  // in place: no copy of the table per fix
-                if let update = state.streams.values[index].filter.consider(event, now: now) {
-                    deliveries.append((state.streams.values[index].sink, update))
-                }
+                let sink = state.streams.values[index].sink
+                state.streams.values[index].filter.consider(event, now: now) { deliveries.append((sink, $0)) }
             }
             guard case .report(let report) = event, let location = report.location else { return }
             // Each waiter resumed once the session's end is decided (and the receiver's power

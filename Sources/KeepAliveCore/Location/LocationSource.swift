@@ -93,6 +93,10 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     case paused(String)
     /// Fixes flow again after a pause.
     case resumed
+    /// The receiver's time went back from `from` (the newest fix the stream delivered) to `to`:
+    /// a looped log (gpsfake loops by default), or a receiver that lost its time. What the
+    /// stream does next is its filter's ``LocationFilter/whenTimeGoesBack``.
+    case receiverTimeWentBack(from: Date, to: Date)
 
     /// In words, as the CLI prints it.
     public var description: String {
@@ -108,6 +112,9 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
         case .authorizationChanged(let status): "authorization changed to \(status)"
         case .paused(let reason): "paused: \(reason)"
         case .resumed: "resumed"
+        case .receiverTimeWentBack(let from, let to):
+            "the receiver's time went back \(Duration.seconds(from.timeIntervalSince(to)).secondsText) "
+                + "(a looped log, or a receiver that lost its time)"
         }
     }
 }

@@ -1,5 +1,7 @@
+public import KeepAliveCore
+
 /// OwnTracks input or output that cannot be used.
-public enum OwnTracksError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum OwnTracksError: Error, Sendable, Hashable, DescribedError {
     /// A waypoints document that is not one, and why.
     case badWaypoints(String)
     /// An encrypted payload that cannot be sealed or opened, and why.

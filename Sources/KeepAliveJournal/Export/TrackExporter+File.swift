@@ -1,6 +1,7 @@
 public import FoundationEssentials
 import Glibc
 import SystemPackage
+public import KeepAliveCore
 
 extension TrackExporter {
     /// Writes every fix and event of `journal` whose own time (the fix time, else when it was
@@ -59,7 +60,7 @@ extension FixJournal {
 }
 
 /// A track that could not be written: the file, and why (nothing was left half written).
-public struct TrackExportError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct TrackExportError: Error, Sendable, Hashable, DescribedError {
     /// The file that was to be written.
     public var file: URL
     /// What went wrong.

@@ -2,7 +2,7 @@
 // article: scripts/update-snippets
 
 import LocationKeepAlive
-import Foundation
+import FoundationEssentials
 import Testing
 
 @MainActor func gettingStartedSnippet1() async throws {

@@ -1,7 +1,7 @@
 // The Swift snippets of TestingWithMocks.md, compiled: generated, do not edit. After changing the
 // article: scripts/update-snippets
 
-import Foundation
+import FoundationEssentials
 import LocationKeepAlive
 import LocationKeepAliveMocks
 import Testing
@@ -32,6 +32,31 @@ import Testing
 }
 
 @MainActor func testingWithMocksSnippet3() async throws {
+    let source = ScriptedLocationSource()
+    let updates = LocationManager(source: source).updates(LocationFilter(whenTimeGoesBack: .skip))
+    await source.waitForSessions(1)
+    let start = Date()
+    source.sendFix(latitude: 52.1, longitude: 4.3, accuracy: 5, at: start + 60)
+    source.sendFix(latitude: 52.1, longitude: 4.3, accuracy: 5, at: start)       // a minute back: the log looped
+    source.sendFix(latitude: 52.1, longitude: 4.3, accuracy: 5, at: start + 30)  // still behind: skipped
+    source.sendFix(latitude: 52.1, longitude: 4.3, accuracy: 5, at: start + 61)  // past the newest again
+    source.finish()
+    var seen: [String] = []
+    for try await update in updates {
+        switch update {
+        case .location(let fix): seen.append("fix at +\(Int(fix.timestamp!.timeIntervalSince(start))) s")
+        case .status(.receiverTimeWentBack(let from, let to)): seen.append("back \(Int(from.timeIntervalSince(to))) s")
+        case .status(let status): seen.append("\(status)")
+        }
+    }
+    #expect(seen == ["fix at +60 s", "back 60 s", "fix at +61 s"])  // said once; each time delivered once, in order
+}
+
+@Test(.timeLimit(.minutes(5))) @MainActor func aReceiverTimeGoingBackIsSaidAndSkipped() async throws {
+    try await testingWithMocksSnippet3()
+}
+
+@MainActor func testingWithMocksSnippet4() async throws {
     let gpsd = try MockGPSD(scripts: [
         [.tpv(latitude: 52.1, longitude: 4.3, time: Date()), .malformedJSON],  // first connection
         [.stall],                                                              // every one after it
@@ -41,10 +66,10 @@ import Testing
 }
 
 @Test(.timeLimit(.minutes(5))) @MainActor func aMockGPSDMisbehavesAsScripted() async throws {
-    try await testingWithMocksSnippet3()
+    try await testingWithMocksSnippet4()
 }
 
-@MainActor func testingWithMocksSnippet4() async throws {
+@MainActor func testingWithMocksSnippet5() async throws {
     let gpsd = try MockGPSD(scripts: [[.tpv(latitude: 52.1, longitude: 4.3, time: Date())]])
     let clock = ManualClock()
     let source = GPSDSource(host: "127.0.0.1", port: gpsd.port, silenceTimeout: .seconds(1), clock: clock)
@@ -56,10 +81,10 @@ import Testing
 }
 
 @Test(.timeLimit(.minutes(5))) @MainActor func aSilenceTimeoutOnAManualClock() async throws {
-    try await testingWithMocksSnippet4()
+    try await testingWithMocksSnippet5()
 }
 
-@MainActor func testingWithMocksSnippet5() async throws {
+@MainActor func testingWithMocksSnippet6() async throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
     let authorization = LocationAuthorizationManager(
         application: "tracker",
@@ -71,10 +96,10 @@ import Testing
 }
 
 @Test(.timeLimit(.minutes(5))) @MainActor func aScriptedPromptAnswersInOrder() async throws {
-    try await testingWithMocksSnippet5()
+    try await testingWithMocksSnippet6()
 }
 
-@MainActor func testingWithMocksSnippet6() async throws {
+@MainActor func testingWithMocksSnippet7() async throws {
     struct SettingsPrompt: AuthorizationPrompt {
         let allowsBackground: Bool
         func ask(_ question: AuthorizationRules.Question, application: String) async -> AuthorizationAnswer? {
@@ -87,10 +112,10 @@ import Testing
 }
 
 @Test(.timeLimit(.minutes(5))) @MainActor func aFixedPromptAnswersUpFront() async throws {
-    try await testingWithMocksSnippet6()
+    try await testingWithMocksSnippet7()
 }
 
-@MainActor func testingWithMocksSnippet7() async throws {
+@MainActor func testingWithMocksSnippet8() async throws {
     let receiver = try HTTPReceiver { _, number in number == 3 ? .status(400) : .status(200) }
     let destination = try Destination(name: "recorder", url: "owntracks+http://127.0.0.1:\(receiver.port)/pub?tid=kt")
     let journal = try FixJournal(file: FileManager.default.temporaryDirectory.appendingPathComponent("journal.sqlite"))
@@ -98,7 +123,7 @@ import Testing
     Task { await delivery.run() }  // the third request is refused, the others acknowledged
 }
 
-@MainActor func testingWithMocksSnippet8() async throws {
+@MainActor func testingWithMocksSnippet9() async throws {
     let monitor = try LocationMonitor(named: "boat")  // no file: in memory
     let harbour = Coordinate(latitude: 52.850155, longitude: 5.3136167)
     try monitor.add(.circle(center: harbour, radius: 300), identifier: "harbour", assuming: .unsatisfied)
@@ -109,10 +134,10 @@ import Testing
 }
 
 @Test(.timeLimit(.minutes(5))) @MainActor func aMonitorOverAReplayReturnsAtTheLogsEnd() async throws {
-    try await testingWithMocksSnippet8()
+    try await testingWithMocksSnippet9()
 }
 
-@MainActor func testingWithMocksSnippet9() async throws {
+@MainActor func testingWithMocksSnippet10() async throws {
     let clock = ManualClock()
     let source = ScriptedLocationSource()
     let monitor = try LocationMonitor(named: "home", clock: clock)
@@ -129,5 +154,5 @@ import Testing
 }
 
 @Test(.timeLimit(.minutes(5))) @MainActor func aMonitorOverAScriptOnAManualClockEndsWithTheScript() async throws {
-    try await testingWithMocksSnippet9()
+    try await testingWithMocksSnippet10()
 }

@@ -1,5 +1,5 @@
 /// Why one NMEA sentence was not decoded. The sentence is skipped and counted; decoding goes on.
-public struct NMEAError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct NMEAError: Error, Sendable, Hashable, DescribedError {
     /// Which kind of failure.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: Sendable, Hashable { case missingChecksum, badChecksum, malformed }

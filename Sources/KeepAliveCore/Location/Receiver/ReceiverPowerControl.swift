@@ -37,7 +37,7 @@ public enum ReceiverPowerWay: String, Sendable, Hashable, CaseIterable, CustomSt
 }
 
 /// A switch that failed, and what to do.
-public struct ReceiverPowerError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ReceiverPowerError: Error, Sendable, Hashable, DescribedError {
     /// What failed, and what to do.
     public var description: String
 
