@@ -9,6 +9,12 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .customLong("gpsd"), help: ArgumentHelp("gpsd to connect to.", valueName: "host:port"))
     var gpsd: String = "localhost:2947"
 
+    @Flag(
+        name: .customLong("wait-for-gpsd"),
+        help: "Wait for a gpsd not there yet (started before it at boot), retrying with the reconnection's backoff (0.25 s to 8 s), instead of failing at once."
+    )
+    var waitForGPSD = false
+
     @Option(
         help: ArgumentHelp(
             "Decode an NMEA log natively instead of asking gpsd: a file, a FIFO, a device, or - for standard input.",
@@ -134,6 +140,7 @@ struct SourceOptions: ParsableArguments {
             return LocationManager(source: source, authorization: authorization)
         }
         let (host, port) = try endpoint()
-        return LocationManager(source: GPSDSource(host: host, port: port), authorization: authorization, receiverPower: receiverPower)
+        let source = GPSDSource(host: host, port: port, waitsForGPSD: waitForGPSD)
+        return LocationManager(source: source, authorization: authorization, receiverPower: receiverPower)
     }
 }

@@ -52,8 +52,9 @@ extension FixJournal {
     /// on a card that takes a second a write (scripts/slow-disk --first-start). A process that
     /// made `path` meanwhile wins; this one opens what it made.
     private static func create(at path: String, folder: String) throws(JournalError) {
-        let draft = "\(path).new-\(getpid())"
-        unlink(draft)  // left by a process of this pid that was cut off
+        removeDraftsOfProcessesGone(besides: path, in: folder)
+        // Of this process and this call: two threads of one process may make it at once.
+        let draft = "\(path).new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { unlink(draft) }
         let descriptor = open(draft, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .unavailable(path: path, detail: String(cString: strerror(errno))) }
@@ -75,6 +76,16 @@ extension FixJournal {
             guard rename(draft, path) == 0 else { throw .unavailable(path: path, detail: String(cString: strerror(errno))) }
         }
         try sync(folder, path: path)
+    }
+
+    /// Removes the drafts beside `path` left by processes that no longer run (cut off while
+    /// making the journal): `NAME.new-PID-N`.
+    private static func removeDraftsOfProcessesGone(besides path: String, in folder: String) {
+        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".new-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), kill(pid, 0) == -1, errno == ESRCH else { continue }
+            unlink("\(folder)/\(name)")
+        }
     }
 
     /// fsyncs the file or folder at `target`.

@@ -39,6 +39,8 @@ public final class LocationMonitor: Sendable {
         var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var isPaused = false
+        /// The circles found too small for the fixes (``undecidableRegions``).
+        var undecidable: Set<String> = []
         /// How many ``monitor(_:pausing:handler:paused:forEachFix:)`` calls are running.
         var monitorings = 0
     }
@@ -102,6 +104,11 @@ public final class LocationMonitor: Sendable {
 
     /// Whether ``monitor(_:pausing:handler:paused:forEachFix:)`` has left its watch for a ``StationaryPause``.
     public var isPaused: Bool { state.read { $0.isPaused } }
+
+    /// The circles a fix lay inside of whose accuracy was wider than their radius: no fix that
+    /// coarse can ever lie wholly inside one, so it stays undecided (as CLMonitor's unknown),
+    /// said once each as a warning. Give such a region a radius of at least the fixes' accuracy.
+    public var undecidableRegions: Set<String> { state.read { $0.undecidable } }
 
     /// Metres travelled since the monitor was made, from the fixes that counted (not saved).
     public var distanceTravelled: Double { state.read { $0.engine.odometer.distance } }
@@ -203,15 +210,23 @@ public final class LocationMonitor: Sendable {
     /// ``evaluate(_:)`` without the save, for a caller that acts on the events first (the host
     /// wakes an app before the file's fsync) and then calls ``saveEvents()``.
     package func evaluateBeforeSaving(_ location: Location) -> [MonitorEvent] {
-        let (events, subscribers) = state.withLock { state -> ([MonitorEvent], [AsyncStream<MonitorEvent>.Continuation]) in
+        let (events, subscribers, undecidable) = state.withLock { state in
             let events = state.engine.evaluate(location).map { event in
                 var event = event
                 event.condition = state.records[event.identifier]?.condition
                 return event
             }
-            guard !events.isEmpty else { return (events, []) }
+            let undecidable = state.engine.takeUndecidable()
+            state.undecidable.formUnion(undecidable.map(\.identifier))
+            guard !events.isEmpty else { return (events, [AsyncStream<MonitorEvent>.Continuation](), undecidable) }
             for event in events { state.records[event.identifier]?.record(event) }
-            return (events, Array(state.subscribers.values))
+            return (events, Array(state.subscribers.values), undecidable)
+        }
+        for (identifier, radius, accuracy) in undecidable {
+            let why = "no fix can lie wholly inside it, so it stays undecided; give it a radius of at least the accuracy, or ask for finer fixes"
+            logger.warning(
+                "monitor \(name): region \"\(identifier)\" (radius \(Int(radius.rounded())) m) is smaller than the fixes' accuracy (±\(Int(accuracy.rounded(.up))) m): \(why)"
+            )
         }
         for event in events { subscribers.forEach { $0.yield(event) } }
         return events

@@ -13,8 +13,11 @@ extension DeviceSleepKeeper {
     ///   - locationManager: the tracker's fixes; a wake's fix is asked of it.
     ///   - journal: where the tracker records its fixes (a wake's fix is recorded there too).
     ///   - delivery: what sends the journal to its servers.
-    ///   - authorization: the tracker's location authorization: only always holds the device or
-    ///     wakes it for a fix.
+    ///   - authorization: the tracker's location authorization, followed as it changes (another
+    ///     process, a prompt, a denial): only always holds the device or wakes it for a fix; a
+    ///     denial lets it go at once. By default the manager's own
+    ///     (``LocationManager/authorization``); a manager that enforces none delivers every fix,
+    ///     and is followed as always.
     ///   - configuration: the way, the budgets, the bounds; by default what the system has,
     ///     woken for a fix as often as the poll's budget allows (once each 10 minutes).
     ///   - notice: each step (a lock, a sleep, a wake), as it happens.
@@ -23,9 +26,10 @@ extension DeviceSleepKeeper {
     ///   returns.
     public static func follow(
         _ locationManager: LocationManager, journal: (any FixRecorder)? = nil, delivery: (any PausableWork)? = nil,
-        authorization: LocationAuthorization = .always, configuration: Configuration = Configuration(),
+        authorization: LocationAuthorizationManager? = nil, configuration: Configuration = Configuration(),
         notice: @escaping @Sendable (SleepNotice) -> Void = { _ in }
     ) async throws(SleepError) {
+        let authorization = authorization ?? locationManager.authorization
         var configuration = configuration
         if configuration.options.every[.poll] == nil {
             configuration.options.every[.poll] = (configuration.options.budgets[.poll] ?? WakeKind.poll.defaultBudget).interval
@@ -35,7 +39,15 @@ extension DeviceSleepKeeper {
             failed: { notice(.failed($0)) }
         )
         let keeper = DeviceSleepKeeper(configuration: configuration, hands: hands, notice: notice)
-        keeper.app(DeviceSleepMachine.AppRules(state: .background, authorization: authorization, backgroundModes: [.location]))
+        let status = authorization?.status ?? .always
+        keeper.app(DeviceSleepMachine.AppRules(state: .background, authorization: status, backgroundModes: [.location]))
+        guard let authorization else { return try await keeper.run() }
+        // Each change as it comes; the stream's first look is the status read above.
+        let changes = Task {
+            for await snapshot in authorization.changes() { keeper.authorizationChanged(snapshot.status) }
+        }
+        defer { changes.cancel() }
+        if authorization.status != status { keeper.authorizationChanged(authorization.status) }  // changed meanwhile
         try await keeper.run()
     }
 }

@@ -37,6 +37,31 @@ import Testing
         #expect(fixes(updates) == [1, 2])
     }
 
+    /// A receiver time that goes back is said first, then, by default, its fixes delivered as
+    /// they come; with `.skip`, none until the time passes the newest delivered, said once.
+    @Test func aReceiverTimeGoingBackIsSaidAndHandledAsThePolicySays() async throws {
+        func script(_ source: ScriptedLocationSource, _ t: Date) {
+            source.sendFix(latitude: 1, longitude: 0, at: t + 60)
+            source.sendFix(latitude: 2, longitude: 0, at: t)
+            source.sendFix(latitude: 3, longitude: 0, at: t + 1)
+            source.sendFix(latitude: 4, longitude: 0, at: t + 61)
+        }
+        let back = LocationUpdate.status(.receiverTimeWentBack(from: start + 60, to: start))
+        let delivered = try await collect(LocationFilter(), script: script)
+        #expect(fixes(delivered) == [1, 2, 3, 4])
+        #expect(delivered.firstIndex(of: back) == 1, "said before the fix that went back: \(delivered)")
+        let skipped = try await LocationFilterTests().collect(LocationFilter(whenTimeGoesBack: .skip), script: script)
+        #expect(fixes(skipped) == [1, 4])
+        #expect(skipped.filter { $0 == back }.count == 1, "\(skipped)")
+    }
+
+    /// The package's errors say their words through Foundation's `localizedDescription`.
+    @Test func aLocationErrorsLocalizedDescriptionIsItsMessage() {
+        let error: any Error = LocationError(.invalidOptions, "desired accuracy must be a positive number")
+        #expect(error.localizedDescription == "\(error)")
+        #expect(!error.localizedDescription.contains("could not be completed"))
+    }
+
     @Test func dropsUntimedRepeatsOfTheSamePlace() async throws {
         let updates = try await collect(LocationFilter()) { source, t in
             source.sendFix(latitude: 1, longitude: 0)  // gpsd before it knows the date

@@ -108,6 +108,34 @@ private let mainQueueMark: DispatchSpecificKey<Bool> = {
         manager.stopUpdatingLocation()
     }
 
+    /// As CoreLocation's: a denial is told to the delegate and the updates stay started,
+    /// resuming by themselves when another process allows always again (a denial ended them for
+    /// good, issue 86); stopped, they do not resume.
+    @Test func updatesStartedResumeWhenAccessReturns() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = AuthorizationFile(url: folder.appendingPathComponent("tracker.json"))
+        let policy = folder.appendingPathComponent("policy.json")
+        let authorization = LocationAuthorizationManager(application: "tracker", file: file, policyURL: policy)
+        try authorization.setStatus(.always)
+        let source = ScriptedLocationSource()
+        let manager = LocationManager(source: source, authorization: authorization)
+        let delegate = RecordingDelegate()
+        manager.delegate = delegate
+        manager.startUpdatingLocation()
+        await source.waitForSessions(1)
+        try LocationAuthorizationManager(application: "tracker", file: file, policyURL: policy).setStatus(.denied)  // another process
+        try await waitUntil { delegate.errors.withLock { $0.count } == 1 }
+        #expect(delegate.errors.withLock { $0[0] }.contains("location is denied for tracker"))
+        try LocationAuthorizationManager(application: "tracker", file: file, policyURL: policy).setStatus(.always)
+        await source.waitForSessions(2)  // started again by itself
+        source.sendFix(latitude: 52, longitude: 5, accuracy: 5, at: Date(timeIntervalSince1970: 1))
+        try await waitUntil { delegate.locations.withLock { $0.count } == 1 }
+        manager.stopUpdatingLocation()
+        try await waitUntil { source.activeSessions == 0 }
+    }
+
     @Test func aFixedPromptGivesItsAnswerOrTheNearestOffered() async {
         #expect(await FixedAuthorizationPrompt(.always).ask(.always, application: "a") == .always)
         #expect(await FixedAuthorizationPrompt(.always).ask(.whenInUse, application: "a") == .whenInUse)

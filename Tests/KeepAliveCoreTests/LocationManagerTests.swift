@@ -140,6 +140,23 @@ import Testing
         #expect(source.sessionsStarted == 2)
     }
 
+    /// A gpsd not there at the start is waited for when asked (`--wait-for-gpsd`): told as a
+    /// lost connection and retried with the reconnection's backoff, not thrown at once.
+    @Test func aSourceThatWaitsForGPSDRetriesInsteadOfThrowing() async throws {
+        let clock = ManualClock()
+        let source = GPSDSource(host: "127.0.0.1", port: 1, waitsForGPSD: true, clock: clock)  // nothing listens on 1
+        var events = source.events().makeAsyncIterator()
+        guard case .status(.connectionLost(let error)) = try await events.next() else {
+            Issue.record("not told as a lost connection")
+            return
+        }
+        #expect(error.code == .gpsdUnreachable)
+        #expect(try await events.next() == .status(.reconnecting(attempt: 1, delay: .milliseconds(250))))
+        #expect(await clock.waitForSleeper(wakingAt: .milliseconds(250)), "the backoff waits on the clock: \(clock.wakes)")
+        let failing = GPSDSource(host: "127.0.0.1", port: 1, clock: clock)
+        await #expect(throws: LocationError.self) { for try await _ in failing.events() {} }
+    }
+
     @Test func endOfReplayFailsAPendingOneShotAtOnce() async throws {
         let manager = makeManager()
         let request = Task { try await manager.requestLocation(desiredAccuracy: 1, timeout: .seconds(60)) }

@@ -217,6 +217,33 @@ import Testing
         #expect(all == Array(1...30))
     }
 
+    /// A second process on a destination another delivers says so at once, naming the holder
+    /// and since when (it said nothing before its stop's "undelivered after 5 s", issue 86).
+    @Test func aSecondProcessSaysWhoDeliversAndSinceWhenAtOnce() async throws {
+        let rig = try Rig()
+        let policy = Self.policy()
+        let service = rig.deliverer(ScriptedDeliveryTransport(), policy: policy, owner: "1@pine/boot service")
+        let serviceTask = Task { await service.run() }
+        defer { serviceTask.cancel() }
+        try await waitUntil("the service to take the lease") { (try? rig.journal.leaseHolder(of: "server")) != nil }
+        let holder = try #require(try rig.journal.leaseHolder(of: "server"))
+        #expect(holder.owner == "1@pine/boot service" && holder.since != nil)
+        let said = Locked([DeliveryEvent]())
+        let upload = rig.deliverer(ScriptedDeliveryTransport(), policy: policy, owner: "2@pine/boot upload") { event in
+            said.withLock { $0.append(event) }
+        }
+        let uploadTask = Task { await upload.run() }
+        defer { uploadTask.cancel() }
+        // No clock moved: said as the wait begins.
+        try await waitUntil("the upload to say it waits") { !said.read { $0 }.isEmpty }
+        guard case .waitingForLease("server", let named) = said.read({ $0 }).first else {
+            Issue.record("\(said.read { $0 })")
+            return
+        }
+        #expect(named == holder, "the holder and since when")
+        #expect("\(holder)".hasPrefix("1@pine/boot service since "))
+    }
+
     /// Frozen while it waited for its connection, past its lease, while the uploader took the
     /// destination over and delivered: thawed, the service sends nothing it read before.
     @Test func aSendThatOutlivedItsLeaseIsNotMade() async throws {

@@ -26,6 +26,35 @@ import Testing
         #expect(folderMode == 0o700)
     }
 
+    /// A new journal is built beside its path and linked in whole (a first start on a slow card
+    /// made it in two syncs, not thirteen): in WAL, its whole layout there, nothing left beside
+    /// it; eight threads making one at once all open the same journal, and every fix each
+    /// appends is in it.
+    @Test func aNewJournalIsLinkedInWholeAndOneMadeByManyAtOnceIsOne() async throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("state/keepalive/journal.sqlite")
+        let journals = try await withThrowingTaskGroup(of: FixJournal.self) { group in
+            for _ in 0..<8 { group.addTask { try FixJournal(file: URL(fileURLWithPath: path)) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for (index, journal) in journals.enumerated() { _ = try journal.append(fix(index + 1)) }
+        let reopened = try FixJournal(file: URL(fileURLWithPath: path))
+        #expect(try reopened.records(after: 0).count == 8)
+        #expect(try reopened.connectionSettingsInEffect() == ["journal_mode": "wal", "synchronous": "2"])
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.file("state/keepalive"))
+        #expect(left.allSatisfy { ["journal.sqlite", "journal.sqlite-wal", "journal.sqlite-shm"].contains($0) }, "\(left)")
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    /// The journal's errors say the same words through Foundation's `localizedDescription` as
+    /// their `description` (a LocalizedError each), not "The operation could not be completed".
+    @Test func errorsSayTheirWordsTheFoundationWayToo() {
+        let error: any Error = JournalError.readOnlyFilesystem(path: "/mnt/j.sqlite")
+        #expect(error.localizedDescription == "\(error)")
+        #expect(error.localizedDescription.contains("the filesystem under journal /mnt/j.sqlite is read-only"))
+    }
+
     @Test func aFileThatIsNotSQLiteIsRefusedByNameAndLeftUntouched() throws {
         let folder = TemporaryFolder()
         let path = folder.file("journal.sqlite")

@@ -294,6 +294,31 @@ import Testing
     /// A journal that cannot be written (here SQLite refusing writes, as on a filesystem
     /// remounted read-only): fixes are held and said to be, the oldest dropped past the capacity
     /// and said to be, and the rest stored in order once it can be written again, tried every 5 s.
+    /// A stop while the journal still cannot be written says how many fixes only memory held,
+    /// never that they were dropped; the tally says stored, held and why, and the reports say
+    /// "held, not lost" in words.
+    @Test func aStopWhileTheJournalCannotBeWrittenSaysWhatWasNeverStoredNotDropped() async throws {
+        let rig = try Rig()
+        let writer = rig.writer(.grouped, maximumGroup: 2)
+        let loop = Task { await writer.run() }
+        writer.record(fix(1))
+        writer.record(fix(2))  // a full group: committed at once
+        await rig.settled()
+        try rig.journal.refuseWrites(true)
+        for index in 3...5 { writer.record(fix(index)) }
+        await rig.settled()
+        loop.cancel()
+        await loop.value
+        let tally = writer.tally
+        #expect(tally.stored == 2 && tally.held == 3 && tally.dropped == 0 && tally.failure != nil, "\(tally)")
+        #expect("\(tally)".hasPrefix("stored 2, held 3 (the journal cannot be written: "))
+        let reports = rig.reports.read { $0 }
+        #expect(reports.contains { if case .notStoredAtStop(3, _) = $0 { true } else { false } }, "\(reports)")
+        #expect(!reports.contains { if case .dropped = $0 { true } else { false } }, "\(reports)")
+        let holding = reports.first { if case .holding = $0 { true } else { false } }
+        #expect(holding.map { "\($0)".contains("fixes in memory, not lost") } == true, "\(reports)")
+    }
+
     @Test func aJournalThatCannotBeWrittenHoldsFixesUntilItCan() async throws {
         let rig = try Rig()
         let writer = rig.writer(.full, capacity: 3)

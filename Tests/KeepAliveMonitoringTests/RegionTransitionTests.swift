@@ -27,6 +27,21 @@ struct RegionTransitionTests {
         return (inside(fixes[0].coordinate) ? .satisfied : .unsatisfied, crossings)
     }
 
+    /// A circle smaller than the fixes' accuracy is never decided (no fix lies wholly inside):
+    /// the monitor says so, once, rather than leave it silently undecided; one as large as the
+    /// accuracy is entered.
+    @Test func aCircleSmallerThanTheFixesAccuracyIsReportedUndecidable() throws {
+        let fixes = try fixes(of: Self.boat)
+        let here = fixes[75].coordinate
+        let monitor = try LocationMonitor(named: "boat")
+        try monitor.add(.circle(center: here, radius: 5), identifier: "tiny", assuming: .unsatisfied)
+        try monitor.add(.circle(center: here, radius: 60), identifier: "wide", assuming: .unsatisfied)
+        let events = fixes.flatMap { monitor.evaluate($0) }
+        #expect(!events.contains { $0.identifier == "tiny" }, "no fix of ±11.4 m decides a 5 m circle")
+        #expect(events.contains { $0.identifier == "wide" && $0.state == .satisfied })
+        #expect(monitor.undecidableRegions == ["tiny"])
+    }
+
     @Test func everyCrossingOfARealTrackGivesOneEventAFewSecondsLater() throws {
         let fixes = try fixes(of: Self.boat)
         try #require(fixes.count == 148)

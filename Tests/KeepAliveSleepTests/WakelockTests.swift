@@ -19,6 +19,15 @@ struct WakelockTests {
         return folder
     }
 
+    /// The one call's settings on the test's kernel folder, with no wakes of its own.
+    private func trackerConfiguration(_ folder: URL) -> DeviceSleepKeeper.Configuration {
+        var configuration = DeviceSleepKeeper.Configuration()
+        configuration.way = .wakelocks
+        configuration.wakelockDirectory = folder.path
+        configuration.options.wakes = []
+        return configuration
+    }
+
     private func told(_ folder: URL, _ name: String) -> [String] {
         ((try? String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
@@ -98,10 +107,7 @@ struct WakelockTests {
     @Test func aTrackerFollowsTheSleepWithOneCall() async throws {
         let folder = try kernelFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        var configuration = DeviceSleepKeeper.Configuration()
-        configuration.way = .wakelocks
-        configuration.wakelockDirectory = folder.path
-        configuration.options.wakes = []
+        let configuration = trackerConfiguration(folder)
         let notices = Locked<[SleepNotice]>([])
         let manager = LocationManager(source: GPSDSource())
         let following = Task {
@@ -114,6 +120,28 @@ struct WakelockTests {
         let said = notices.withLock { $0 }
         #expect(said.contains(.wakelockTaken("keepalive", why: "location always")))
         #expect(said.contains { if case .wakelockReleased(_, "the service stops", _) = $0 { true } else { false } })
+    }
+
+    /// The one call follows the manager's authorization as it changes: another process's denial
+    /// lets the device go at once, always again holds it (a plain value defaulting to always
+    /// held the device after a denial, issue 86).
+    @Test func aTrackerFollowsItsAuthorizationAsItChanges() async throws {
+        let folder = try kernelFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let configuration = trackerConfiguration(folder)
+        let file = AuthorizationFile(url: folder.appendingPathComponent("tracker.json"))
+        let authorization = LocationAuthorizationManager(application: "tracker", file: file)
+        try authorization.setStatus(.always)
+        let manager = LocationManager(source: GPSDSource(), authorization: authorization)
+        let following = Task { try await DeviceSleepKeeper.follow(manager, configuration: configuration) }
+        try await waitUntil("the wakelock held") { self.told(folder, "wake_lock") == ["keepalive 60000000000"] }
+        // Another process (keepalive auth set denied): the same file, another store.
+        try LocationAuthorizationManager(application: "tracker", file: file).setStatus(.denied)
+        try await waitUntil("the wakelock let go on the denial") { self.told(folder, "wake_unlock") == ["keepalive"] }
+        try LocationAuthorizationManager(application: "tracker", file: file).setStatus(.always)
+        try await waitUntil("held again when always comes back") { self.told(folder, "wake_lock").count == 2 }
+        following.cancel()
+        try await following.value
     }
 
     /// A wake of the alarm is held from its first moment (the kernel holds the device from the

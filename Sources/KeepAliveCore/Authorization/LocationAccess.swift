@@ -7,6 +7,11 @@ public enum LocationAccess: Sendable, Hashable {
     /// Refuse: updates and one-shots fail with this error.
     case denied(LocationError)
 
+    /// Whether fixes are refused (``denied(_:)``): not while delivered or paused.
+    public var isDenied: Bool {
+        if case .denied = self { true } else { false }
+    }
+
     /// The access an app has.
     ///
     /// | status | active / inactive | background / suspended |

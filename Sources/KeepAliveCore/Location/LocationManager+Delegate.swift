@@ -83,6 +83,9 @@ extension LocationManager {
     }
 
     /// Starts delivering fixes to the delegate, on the main actor, until ``stopUpdatingLocation()``.
+    /// As in CoreLocation, a denial is told (`didFailWithError`, a `notAuthorized`
+    /// ``LocationError``) and the updates stay started: they resume by themselves when access
+    /// returns (another process's `keepalive auth set always`, a prompt answered).
     public func startUpdatingLocation() {
         let filter = facade.withLock {
             LocationFilter(desiredAccuracy: $0.desiredAccuracy, distanceFilter: $0.distanceFilter)
@@ -100,13 +103,30 @@ extension LocationManager {
                     }
                 }
             } catch {
-                guard let self else { return }
-                self.delegate?.locationManager(self, didFailWithError: error)
+                guard let manager = self else { return }
+                manager.delegate?.locationManager(manager, didFailWithError: error)
+                guard (error as? LocationError)?.code == .notAuthorized, let authorization = manager.authorization else { return }
+                await Self.resumeWhenAccessReturns(authorization) { [weak self] in self }
             }
         }
         facade.withLock { facade in
             facade.updating?.cancel()
             facade.updating = task
+        }
+    }
+
+    /// Waits, until cancelled (``stopUpdatingLocation()``) or the manager is gone, for access to
+    /// return after a denial, then starts the updates again.
+    @MainActor
+    private static func resumeWhenAccessReturns(
+        _ authorization: LocationAuthorizationManager, manager: @escaping @MainActor () -> LocationManager?
+    ) async {
+        let changes = authorization.changes()
+        // Access may have returned between the denial and the watch.
+        if let current = manager(), !current.access.isDenied { return current.startUpdatingLocation() }
+        for await _ in changes {
+            guard !Task.isCancelled, let current = manager() else { return }
+            if !current.access.isDenied { return current.startUpdatingLocation() }
         }
     }
 

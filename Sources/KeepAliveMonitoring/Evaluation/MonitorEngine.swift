@@ -48,6 +48,9 @@ struct MonitorEngine: Sendable {
         visits[identifier] = nil
     }
 
+    /// The circles found too small for the fixes since the last call (``RegionTable/undecidable``).
+    mutating func takeUndecidable() -> [(identifier: String, radius: Double, accuracy: Double)] { regions.takeUndecidable() }
+
     /// The events `location` gives; nothing for a fix that does not count (see ``CountedFix``)
     /// or repeats the last one's time (gpsd reports an epoch more than once).
     mutating func evaluate(_ location: Location) -> [MonitorEvent] {

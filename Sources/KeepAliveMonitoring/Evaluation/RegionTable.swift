@@ -21,6 +21,11 @@ struct RegionTable: Sendable {
     /// Regions on their way to a new state: the state, since when the fixes have said so, and
     /// how many of them lay twice their accuracy beyond the edge.
     private var pending: [Progress?] = []
+    /// The circles a fix lay inside of with an accuracy wider than their radius, each once: no
+    /// such fix can ever decide them (its whole circle never lies inside), so the monitor says
+    /// so rather than leave them silently undecided (issue 86; CLMonitor says unknown).
+    private(set) var undecidable: [(identifier: String, radius: Double, accuracy: Double)] = []
+    private var toldUndecidable: Set<String> = []
     private var slots: [String: Int] = [:]
     private var grid = RegionGrid()
     /// The regions that are not plainly outside: measured against every fix.
@@ -90,6 +95,7 @@ struct RegionTable: Sendable {
             if states[slot] == .unsatisfied, pending[slot] == nil, boxes[slot].isDisjoint(from: fixBox) { continue }
             guard let verdict = Self.verdict(of: conditions[slot], on: fix), verdict.state != states[slot] else {
                 pending[slot] = nil
+                noteIfUndecidable(slot, fix)
                 continue
             }
             var progress = pending[slot].flatMap { $0.state == verdict.state ? $0 : nil }
@@ -106,6 +112,21 @@ struct RegionTable: Sendable {
             }
         }
         return changes
+    }
+
+    /// Notes the circle in `slot` once if `fix` lies inside it and is too coarse to decide it.
+    private mutating func noteIfUndecidable(_ slot: Int, _ fix: CountedFix) {
+        guard case .circle(let circle) = conditions[slot], circle.radius < fix.accuracy, !toldUndecidable.contains(identifiers[slot]),
+            let distance = conditions[slot].signedDistance(from: fix.point), distance < 0
+        else { return }
+        toldUndecidable.insert(identifiers[slot])
+        undecidable.append((identifiers[slot], circle.radius, fix.accuracy))
+    }
+
+    /// The circles found undecidable since the last call (see ``undecidable``).
+    mutating func takeUndecidable() -> [(identifier: String, radius: Double, accuracy: Double)] {
+        defer { undecidable = [] }
+        return undecidable
     }
 
     /// Keeps `slot` in ``attention`` while it is not plainly outside.

@@ -4,8 +4,9 @@ public import Logging
 /// Reports from gpsd through libgps, with reconnection.
 ///
 /// The first connection must succeed, or the stream ends with ``LocationError/Code/gpsdUnreachable``
-/// at once. After that, a broken or silent connection is reported as
-/// ``LocationStatus/connectionLost(_:)`` and retried with a capped exponential backoff,
+/// at once, unless ``waitsForGPSD`` (a tracker started at boot before gpsd, as Android and
+/// CoreLocation wait for their provider). After that, a broken or silent connection is reported
+/// as ``LocationStatus/connectionLost(_:)`` and retried with a capped exponential backoff,
 /// forever, until the consumer stops.
 public struct GPSDSource: LocationSource {
     /// gpsd's host name or address.
@@ -18,6 +19,10 @@ public struct GPSDSource: LocationSource {
     public var silenceTimeout: Duration
     /// A connection attempt that has not completed in this long fails (an unreachable remote host).
     public var connectTimeout: Duration
+    /// Whether a gpsd not there at the start is waited for, as a lost connection is
+    /// (``LocationStatus/connectionLost(_:)``, then ``LocationStatus/reconnecting(attempt:delay:)``
+    /// with ``reconnectPolicy``'s backoff), instead of ending the stream with `gpsdUnreachable`.
+    public var waitsForGPSD: Bool
     private let time: TimeSource
     private let logger: Logger
     private let receiverClock = ReceiverClock()
@@ -30,6 +35,7 @@ public struct GPSDSource: LocationSource {
     ///   - reconnectPolicy: the backoff between reconnection attempts.
     ///   - silenceTimeout: a connection silent this long is treated as lost.
     ///   - connectTimeout: a connection attempt not done by then fails.
+    ///   - waitsForGPSD: wait for a gpsd not there at the start (``waitsForGPSD``).
     ///   - clock: times the backoff and the silence timeout.
     ///   - logger: where connection losses and retries are logged.
     public init(
@@ -38,6 +44,7 @@ public struct GPSDSource: LocationSource {
         reconnectPolicy: ReconnectPolicy = .init(),
         silenceTimeout: Duration = .seconds(10),
         connectTimeout: Duration = .seconds(5),
+        waitsForGPSD: Bool = false,
         clock: some Clock<Duration> = DispatchClock(),
         logger: Logger = Logger(label: "LocationKeepAlive.gpsd")
     ) {
@@ -46,6 +53,7 @@ public struct GPSDSource: LocationSource {
         self.reconnectPolicy = reconnectPolicy
         self.silenceTimeout = silenceTimeout
         self.connectTimeout = connectTimeout
+        self.waitsForGPSD = waitsForGPSD
         self.time = TimeSource(clock)
         self.logger = logger
     }
@@ -94,12 +102,16 @@ public struct GPSDSource: LocationSource {
                 try await watch(reader, connection)
             } catch {
                 if connection.isWatching { attempt = 0 }
-                guard everConnected else {
+                guard everConnected || waitsForGPSD else {
                     logger.debug("gpsd unreachable", metadata: ["error": "\(error)"])
                     throw error
                 }
                 if Task.isCancelled { break }
-                logger.warning("gpsd connection lost", metadata: ["error": "\(error)"])
+                if everConnected {
+                    logger.warning("gpsd connection lost", metadata: ["error": "\(error)"])
+                } else if attempt == 0 {
+                    logger.notice("waiting for gpsd", metadata: ["error": "\(error)"])
+                }
                 handler(.status(.connectionLost(error)))
             }
             attempt += 1
