@@ -39,15 +39,22 @@ extension DeviceSleepKeeper {
             failed: { notice(.failed($0)) }
         )
         let keeper = DeviceSleepKeeper(configuration: configuration, hands: hands, notice: notice)
+        // A tracker's only work that needs the device is location always's: with less, it is
+        // as an app the model suspends (a background app otherwise holds it while it may run).
+        let rules = { @Sendable (status: LocationAuthorization) in
+            DeviceSleepMachine.AppRules(state: status == .always ? .background : .suspended, authorization: status, backgroundModes: [.location])
+        }
         let status = authorization?.status ?? .always
-        keeper.app(DeviceSleepMachine.AppRules(state: .background, authorization: status, backgroundModes: [.location]))
+        keeper.app(rules(status))
         guard let authorization else { return try await keeper.run() }
-        // Each change as it comes; the stream's first look is the status read above.
+        // Watched from here on (the stream made now, not in the task, which may start after a
+        // change), each change as it comes; one between the read above and now, below.
+        let stream = authorization.changes()
         let changes = Task {
-            for await snapshot in authorization.changes() { keeper.authorizationChanged(snapshot.status) }
+            for await snapshot in stream { keeper.app(rules(snapshot.status)) }
         }
         defer { changes.cancel() }
-        if authorization.status != status { keeper.authorizationChanged(authorization.status) }  // changed meanwhile
+        if authorization.status != status { keeper.app(rules(authorization.status)) }  // changed meanwhile
         try await keeper.run()
     }
 }
