@@ -49,10 +49,11 @@ import Testing
 
         var journal: String { folder + "/state/keepalive/journal.sqlite" }
 
-        /// The program `name`, started inside with `$XDG_STATE_HOME` in the folder.
-        func start(_ name: String) throws -> ChildProcess {
+        /// The program `name`, started inside with `$XDG_STATE_HOME` in the folder, its output in
+        /// `output`.txt (the program's name unless given: two of one program need two).
+        func start(_ name: String, output: String? = nil) throws -> ChildProcess {
             let program = namespace.command("/usr/bin/env", ["XDG_STATE_HOME=\(folder)/state", try Tools.built("article-programs").path, name])
-            return try ChildProcess(program.path, program.arguments, output: folder + "/\(name).txt")
+            return try ChildProcess(program.path, program.arguments, output: folder + "/\(output ?? name).txt")
         }
 
         /// The records' ids the subscriber received (OwnTracks' `_id`: a record's `shortID`).
@@ -79,6 +80,26 @@ import Testing
         try await eventually("every journaled fix at the subscriber", context: { "\(journaled.subtracting(setting.received).count) missing" }) {
             journaled.isSubset(of: setting.received)
         }
+    }
+
+    /// A second tracker on the same journal says at once who delivers it and since when (it
+    /// said only "fixes undelivered after 5 s" at its stop), and its stop names the holder.
+    @Test func aSecondTrackerOnTheSameJournalSaysWhoDeliversItAndSinceWhen() async throws {
+        let setting = try await Setting()
+        defer { setting.namespace.remove() }
+        let first = try setting.start("journaling-tracker")
+        try await eventually("the first tracker to journal 3 fixes", context: { first.output }) {
+            FileManager.default.fileExists(atPath: setting.journal) && (try? allRecords(setting.journal).count) ?? 0 >= 3
+        }
+        let holder = try #require(try FixJournal(file: URL(fileURLWithPath: setting.journal), access: .readOnly).leaseHolder(of: "home"))
+        let second = try setting.start("journaling-tracker", output: "second")
+        try await eventually("the second to say who delivers", timeout: .seconds(10), context: { second.output }) {
+            second.output.contains("another process delivers home: \(holder.owner) since ")
+        }
+        await second.expectCleanStop()
+        #expect(second.output.contains("delivered by another process, \(holder.owner) since "), "\(second.output)")
+        await first.expectCleanStop()
+        #expect(first.output.contains("every fix delivered"), "\(first.output)")
     }
 
     /// The same tracker with its broker gone: the stop waits for delivery, and a second SIGTERM
