@@ -48,7 +48,8 @@ extension JournalDelivery {
             return (undelivered, failure)
         }
         if !undelivered.isEmpty {
-            let named = await undelivered.asyncMap { name in "\(name)\(await deliveredElsewhere(name).map { " (\($0))" } ?? "")" }
+            var named: [String] = []
+            for name in undelivered { named.append(name + (await deliveredElsewhere(name).map { " (\($0))" } ?? "")) }
             logger.warning(
                 "stopping: fixes undelivered after \(stopTimeout.secondsText) to \(named.joined(separator: ", ")); journaled, sent at the next start or by keepalive upload"
             )
@@ -66,15 +67,6 @@ extension JournalDelivery {
             holder.owner != deliverer.owner
         else { return nil }
         return "delivered by another process, \(holder)"
-    }
-}
-
-extension Array where Element: Sendable {
-    /// Each element mapped in order by an async `transform`.
-    fileprivate func asyncMap<T>(_ transform: (Element) async -> T) async -> [T] {
-        var mapped: [T] = []
-        for element in self { mapped.append(await transform(element)) }
-        return mapped
     }
 }
 

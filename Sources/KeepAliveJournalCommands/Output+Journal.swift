@@ -8,7 +8,10 @@ extension Output {
     /// what is on the disk, also to a power cut's onlooker), each storage problem with the file.
     func write(_ report: JournalWriter.Report, journal: String) {
         var object = JSONLine(["event": "journal", "time": .time(Date())])
-        let text: String
+        func problem(_ key: String, _ count: Int, _ error: JournalError) {
+            object[key] = .integer(count)
+            object["error"] = .string("\(error)")
+        }
         switch report {
         case .systemClock(let offset):
             write(offset)
@@ -21,25 +24,15 @@ extension Output {
             object["lastFix"] = commit.lastFixTime.map { .time(Date(timeIntervalSince1970: $0)) } ?? .null
             if let offset = commit.systemClockOffset { object["clockOffset"] = .number(offset.seconds) }
             object["seconds"] = .number(commit.duration.seconds)
-            text = "# \(report)"
-        case .holding(let held, let error):
-            object["held"] = .integer(held)
-            object["error"] = .string("\(error)")
-            text = "\(report)"
-        case .dropped(let count, let error):
-            object["dropped"] = .integer(count)
-            object["error"] = .string("\(error)")
-            text = "\(report)"
-        case .notStoredAtStop(let held, let error):
-            object["notStored"] = .integer(held)
-            object["error"] = .string("\(error)")
-            text = "\(report)"
+        case .holding(let held, let error): problem("held", held, error)
+        case .dropped(let count, let error): problem("dropped", count, error)
+        case .notStoredAtStop(let held, let error): problem("notStored", held, error)
         }
         if json { Console.out(object.bytes) }
         if case .stored = report {
-            if !json { Console.out(text + "\n") }
+            if !json { Console.out("# \(report)\n") }
         } else {
-            Console.error("keepalive: \(text)\n")  // a problem is said in words, in JSON mode too
+            Console.error("keepalive: \(report)\n")  // a problem is said in words, in JSON mode too
         }
     }
 

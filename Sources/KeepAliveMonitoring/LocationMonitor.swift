@@ -39,8 +39,6 @@ public final class LocationMonitor: Sendable {
         var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var isPaused = false
-        /// The circles found too small for the fixes (``undecidableRegions``).
-        var undecidable: Set<String> = []
         /// How many ``monitor(_:pausing:handler:paused:forEachFix:)`` calls are running.
         var monitorings = 0
     }
@@ -108,7 +106,7 @@ public final class LocationMonitor: Sendable {
     /// The circles a fix lay inside of whose accuracy was wider than their radius: no fix that
     /// coarse can ever lie wholly inside one, so it stays undecided (as CLMonitor's unknown),
     /// said once each as a warning. Give such a region a radius of at least the fixes' accuracy.
-    public var undecidableRegions: Set<String> { state.read { $0.undecidable } }
+    public var undecidableRegions: Set<String> { state.read { $0.engine.regions.undecidableRegions } }
 
     /// Metres travelled since the monitor was made, from the fixes that counted (not saved).
     public var distanceTravelled: Double { state.read { $0.engine.odometer.distance } }
@@ -217,7 +215,6 @@ public final class LocationMonitor: Sendable {
                 return event
             }
             let undecidable = state.engine.takeUndecidable()
-            state.undecidable.formUnion(undecidable.map(\.identifier))
             guard !events.isEmpty else { return (events, [AsyncStream<MonitorEvent>.Continuation](), undecidable) }
             for event in events { state.records[event.identifier]?.record(event) }
             return (events, Array(state.subscribers.values), undecidable)

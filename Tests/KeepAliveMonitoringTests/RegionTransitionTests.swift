@@ -40,6 +40,8 @@ struct RegionTransitionTests {
         #expect(!events.contains { $0.identifier == "tiny" }, "no fix of ±11.4 m decides a 5 m circle")
         #expect(events.contains { $0.identifier == "wide" && $0.state == .satisfied })
         #expect(monitor.undecidableRegions == ["tiny"])
+        try monitor.remove("tiny")
+        #expect(monitor.undecidableRegions.isEmpty, "only what is monitored")
     }
 
     @Test func everyCrossingOfARealTrackGivesOneEventAFewSecondsLater() throws {

@@ -176,10 +176,12 @@ struct LocationFilterState: Sendable {
     /// Gives `deliver` the updates this event makes for the stream, if any: at most a status
     /// and a fix.
     mutating func consider(_ event: SourceEvent, now: () -> Date, deliver: (LocationUpdate) -> Void) {
-        if let update = considerStatus(event, now: now, deliver: deliver) { deliver(update) }
+        if let update = lastUpdate(for: event, now: now, sayingFirst: deliver) { deliver(update) }
     }
 
-    private mutating func considerStatus(_ event: SourceEvent, now: () -> Date, deliver: (LocationUpdate) -> Void) -> LocationUpdate? {
+    /// The last update `event` makes, after any it says first through `say` (the receiver's
+    /// time gone back, before the fix).
+    private mutating func lastUpdate(for event: SourceEvent, now: () -> Date, sayingFirst say: (LocationUpdate) -> Void) -> LocationUpdate? {
         switch event {
         case .status(let status):
             return .status(status)
@@ -203,11 +205,11 @@ struct LocationFilterState: Sendable {
             if let time = location.timestamp, let last = lastDeliveredTime, time < last {
                 let wentBack = LocationUpdate.status(.receiverTimeWentBack(from: last, to: time))
                 guard filter.whenTimeGoesBack == .deliver else {
-                    if !isSkippingBack { deliver(wentBack) }
+                    if !isSkippingBack { say(wentBack) }
                     isSkippingBack = true
                     return nil
                 }
-                deliver(wentBack)
+                say(wentBack)
             }
             isSkippingBack = false
             if let distance = filter.distanceLimit, let last = lastDelivered, location.distance(from: last) < distance

@@ -48,7 +48,7 @@ struct MonitorEngine: Sendable {
         visits[identifier] = nil
     }
 
-    /// The circles found too small for the fixes since the last call (``RegionTable/undecidable``).
+    /// The circles found too small for the fixes since the last call (``RegionTable/takeUndecidable()``).
     mutating func takeUndecidable() -> [(identifier: String, radius: Double, accuracy: Double)] { regions.takeUndecidable() }
 
     /// The events `location` gives; nothing for a fix that does not count (see ``CountedFix``)

@@ -24,8 +24,9 @@ struct RegionTable: Sendable {
     /// The circles a fix lay inside of with an accuracy wider than their radius, each once: no
     /// such fix can ever decide them (its whole circle never lies inside), so the monitor says
     /// so rather than leave them silently undecided (issue 86; CLMonitor says unknown).
-    private(set) var undecidable: [(identifier: String, radius: Double, accuracy: Double)] = []
-    private var toldUndecidable: Set<String> = []
+    private var undecidable: [(identifier: String, radius: Double, accuracy: Double)] = []
+    /// Every circle found so, as long as it is monitored: each said once.
+    private(set) var undecidableRegions: Set<String> = []
     private var slots: [String: Int] = [:]
     private var grid = RegionGrid()
     /// The regions that are not plainly outside: measured against every fix.
@@ -60,6 +61,7 @@ struct RegionTable: Sendable {
     /// Removes the region `identifier`, if there is one.
     mutating func remove(_ identifier: String) {
         guard let slot = slots.removeValue(forKey: identifier) else { return }
+        undecidableRegions.remove(identifier)
         grid.remove(slot, box: boxes[slot])
         attention.remove(slot)
         let last = identifiers.count - 1
@@ -116,10 +118,10 @@ struct RegionTable: Sendable {
 
     /// Notes the circle in `slot` once if `fix` lies inside it and is too coarse to decide it.
     private mutating func noteIfUndecidable(_ slot: Int, _ fix: CountedFix) {
-        guard case .circle(let circle) = conditions[slot], circle.radius < fix.accuracy, !toldUndecidable.contains(identifiers[slot]),
+        guard case .circle(let circle) = conditions[slot], circle.radius < fix.accuracy, !undecidableRegions.contains(identifiers[slot]),
             let distance = conditions[slot].signedDistance(from: fix.point), distance < 0
         else { return }
-        toldUndecidable.insert(identifiers[slot])
+        undecidableRegions.insert(identifiers[slot])
         undecidable.append((identifiers[slot], circle.radius, fix.accuracy))
     }
 
