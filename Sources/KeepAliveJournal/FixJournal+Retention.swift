@@ -139,7 +139,7 @@ extension FixJournal {
             db,
             sql: """
                 SELECT d.name, d.settings, d.deliveredThrough, d.lastSuccess, d.lastError, d.lastErrorAt,
-                    d.leaseOwner, d.leaseExpires,
+                    d.leaseOwner, d.leaseExpires, d.leaseTaken,
                     (SELECT count(*) FROM fix f WHERE f.seq > d.deliveredThrough)
                         + (SELECT count(*) FROM deadLetter l WHERE l.destination = d.name AND l.retry = 1),
                     (SELECT min(f.recordedAt) FROM fix f WHERE f.seq > d.deliveredThrough),
@@ -152,18 +152,21 @@ extension FixJournal {
             let lastErrorAt: Double? = try row[5]
             let owner: String? = try row[6]
             let expires: Double? = try row[7]
-            let oldest: Double? = try row[9]
+            let taken: Double? = try row[8]
+            let oldest: Double? = try row[10]
+            let holds = owner != nil && (expires ?? 0) >= now
             return try DestinationStatus(
                 name: row[0],
                 settings: row[1],
-                depth: row[8],
+                depth: row[9],
                 deliveredThrough: row[2],
                 oldestUndeliveredAge: oldest.map { now - $0 },
                 lastSuccess: lastSuccess.map { Date(timeIntervalSince1970: $0) },
                 lastError: row[4],
                 lastErrorAt: lastErrorAt.map { Date(timeIntervalSince1970: $0) },
-                deadLetters: row[10],
-                deliveredBy: owner.flatMap { owner in (expires ?? 0) >= now ? owner : nil }
+                deadLetters: row[11],
+                deliveredBy: holds ? owner : nil,
+                deliveredSince: holds ? taken.map { Date(timeIntervalSince1970: $0) } : nil
             )
         }
     }

@@ -122,15 +122,18 @@ enum JournalSchema {
         return migrator
     }()
 
-    /// What a connection that only reads puts in front of an older layout's `fix` table, so
-    /// every query reads it as the newest: a temporary view of the same name (SQLite looks in
-    /// `temp` first) with the columns it lacks as NULL. Nothing is written to the file.
+    /// What a connection that only reads puts in front of an older layout's tables, so every
+    /// query reads them as the newest: for each table that lacks a column later versions added,
+    /// a temporary view of the same name (SQLite looks in `temp` first) with those columns as
+    /// NULL. Nothing is written to the file.
     static func viewOfOlderLayout(_ db: SQLiteConnection) throws {
-        let columns = Set(try SQLiteRow.fetchAll(db, sql: "PRAGMA main.table_info(fix)").map { try $0[1] as String })
-        let missing = ["event", "clockOffset"].filter { !columns.contains($0) }
-        guard !missing.isEmpty else { return }
-        let added = missing.map { "NULL AS \($0)" }.joined(separator: ", ")
-        try db.execute(sql: "CREATE TEMP VIEW fix AS SELECT *, \(added) FROM main.fix")
+        for (table, added) in [("fix", ["event", "clockOffset"]), ("destination", ["leaseTaken"])] {
+            let columns = Set(try SQLiteRow.fetchAll(db, sql: "PRAGMA main.table_info(\(table))").map { try $0[1] as String })
+            let missing = added.filter { !columns.contains($0) }
+            guard !columns.isEmpty, !missing.isEmpty else { continue }
+            let nulls = missing.map { "NULL AS \($0)" }.joined(separator: ", ")
+            try db.execute(sql: "CREATE TEMP VIEW \(table) AS SELECT *, \(nulls) FROM main.\(table)")
+        }
     }
 
     static let insertFix = """

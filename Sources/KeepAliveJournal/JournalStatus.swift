@@ -52,6 +52,9 @@ public struct DestinationStatus: Sendable, Hashable, Codable {
     public var deadLetters: Int
     /// The process delivering now, if any (`pid@host/boot role`), and until when its lease holds.
     public var deliveredBy: String?
+    /// Since when that process has delivered (unknown for a lease taken by a version before
+    /// 2026-12-06).
+    public var deliveredSince: Date?
 }
 
 /// A record a destination refused for good, kept aside with why.

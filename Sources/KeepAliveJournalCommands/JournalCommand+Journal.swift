@@ -62,7 +62,9 @@ extension KeepAlive.JournalCommand.Status: JournalBacked {
                 text += ", last error \(destination.lastErrorAt.map(ISO8601Text.string) ?? ""): \(error)"
             }
             text += "\n"
-            if let owner = destination.deliveredBy { text += "  delivered by \(owner)\n" }
+            if let owner = destination.deliveredBy {
+                text += "  delivered by \(owner)\(destination.deliveredSince.map { " since \(ISO8601Text.string($0))" } ?? "")\n"
+            }
         }
         Console.out(text)
     }

@@ -187,6 +187,9 @@ import Testing
         time.advance(2)  // the service was frozen and did not renew
         #expect(try uploader.acquireLease(for: "d", owner: "upload", ttl: .seconds(15)))
         #expect(try service.status().destinations[0].deliveredBy == "upload")
+        time.advance(5)  // renewed: still the time it was taken
+        #expect(try uploader.acquireLease(for: "d", owner: "upload", ttl: .seconds(15)))
+        #expect(try service.status().destinations[0].deliveredSince == Date(timeIntervalSince1970: time.now.timeIntervalSince1970 - 5))
         try uploader.releaseLease(for: "d", owner: "upload")
         #expect(try service.acquireLease(for: "d", owner: "service", ttl: .seconds(15)))
     }

@@ -148,13 +148,18 @@ import Testing
         try await sqlite3(path, "PRAGMA journal_mode = WAL;\n" + journalLayoutV1 + """
             INSERT INTO fix (uid, fixTime, recordedAt, latitude, longitude, mode) VALUES
                 ('9b2f4c1e-0d7a-4e3b-8c55-1f0e2d3c4b5a', 1700000001, 1700000002, 52, 4, 3);
+            INSERT INTO destination (name, settings, leaseOwner, leaseExpires) VALUES
+                ('home', 'mqtt://127.0.0.1:9/owntracks/u/d', '1234@pine/3f2a9c1e service', 4000000000);
             """)
         let before = try files(path)
         let reader = try FixJournal(file: URL(fileURLWithPath: path), access: .readOnly)
         let records = try reader.records(after: 0)
         #expect(records.map(\.id) == ["9b2f4c1e-0d7a-4e3b-8c55-1f0e2d3c4b5a"])
         #expect(records.first?.event == nil && records.first?.systemClockOffset == nil)
-        #expect(try reader.status().records == 1)
+        let status = try reader.status()
+        #expect(status.records == 1)
+        #expect(status.destinations.map(\.deliveredBy) == ["1234@pine/3f2a9c1e service"])
+        #expect(status.destinations.map(\.deliveredSince) == [nil], "taken before its time was kept")
         #expect(try files(path) == before, "not upgraded: reading writes nothing")
     }
 
