@@ -1,6 +1,6 @@
 import Clocks
 import Foundation
-import KeepAliveCore
+@testable import KeepAliveCore
 import LocationKeepAliveMocks
 import Testing
 
@@ -217,5 +217,25 @@ import Testing
         #expect(backwards.isEmpty, "heard \(backwards.count) changes out of order, e.g. \(backwards.prefix(3))")
         #expect(told.count >= 1000, "every status set heard once: \(told.count) of 1000")
         _ = stream
+    }
+
+    /// Two re-reads at once (the folder's watch and the poll, or two streams' watches) read the
+    /// file in one order and may be taken in the other: the older must not put its status back
+    /// after the newer (a stream reported the old status between two changes, 2 tries of 4,
+    /// issue 86). Here the two are read and taken in the worst order on purpose.
+    @Test func aReReadTakenAfterALaterOneNeverPutsTheOlderStatusBack() throws {
+        let authorization = manager()
+        let heard = Locked<[LocationAuthorization]>([])
+        authorization.addObserver { snapshot in heard.withLock { $0.append(snapshot.status) } }
+        let settings = manager()  // another process: `keepalive auth set`
+        try settings.setStatus(.whenInUse)
+        let older = try #require(authorization.read())
+        try settings.setStatus(.always)
+        let newer = try #require(authorization.read())
+        #expect(authorization.apply(newer)?.status == .always)
+        #expect(authorization.apply(older) == nil, "the older re-read is dropped")
+        #expect(authorization.status == .always)
+        #expect(heard.withLock { $0 } == [.always])
+        #expect(authorization.reload() == nil && authorization.status == .always, "the next re-read agrees")
     }
 }

@@ -93,32 +93,46 @@ public final class LocationAuthorizationManager: Sendable {
     /// process commits a change changes nothing: the file may still hold the older record.
     @discardableResult
     public func reload() -> AuthorizationSnapshot? {
+        read().flatMap(apply)
+    }
+
+    /// What one re-read found, with its place among this process's commits and re-reads.
+    struct Reread {
+        let commitsEnded: Int
+        let ticket: Int
+        let policy: (policy: SystemLocationPolicy, problem: AuthorizationError?)
+        let record: Result<AuthorizationRecord?, AuthorizationError>
+    }
+
+    /// Reads the files, unless this process is committing (nil then).
+    func read() -> Reread? {
         let begun = state.withLock { state -> (commits: Int, reload: Int)? in
             guard state.commitsInFlight == 0 else { return nil }
             state.reloadsBegun += 1
             return (state.commitsEnded, state.reloadsBegun)
         }
         guard let (began, ticket) = begun else { return nil }
-        let (policy, policyProblem) = SystemLocationPolicy.load(from: policyURL)
-        var record: AuthorizationRecord?
-        var problem: AuthorizationError?
-        do {
-            record = try file.load()
-        } catch {
-            problem = error
-        }
-        return update { state in
-            guard state.commitsInFlight == 0, state.commitsEnded == began, ticket > state.lastReloadApplied else { return }
-            state.lastReloadApplied = ticket
-            state.policy = policy
-            state.policyProblem = policyProblem
-            state.problem = problem
-            if problem != nil {
+        let policy = SystemLocationPolicy.load(from: policyURL)
+        let record = Result { () throws(AuthorizationError) in try file.load() }
+        return Reread(commitsEnded: began, ticket: ticket, policy: policy, record: record)
+    }
+
+    /// Takes what a re-read found, unless a commit began or ended since it began or a later
+    /// re-read was taken first (it may be older than what is known).
+    func apply(_ reread: Reread) -> AuthorizationSnapshot? {
+        update { state in
+            guard state.commitsInFlight == 0, state.commitsEnded == reread.commitsEnded,
+                reread.ticket > state.lastReloadApplied
+            else { return }
+            state.lastReloadApplied = reread.ticket
+            (state.policy, state.policyProblem) = reread.policy
+            switch reread.record {
+            case .success(let record):
+                state.problem = nil
+                state.record = record ?? AuthorizationRecord(application: application)  // no file: not determined
+            case .failure(let problem):
+                state.problem = problem
                 state.record = AuthorizationRecord(application: application)  // reads as not determined
-            } else if let loaded = record {
-                state.record = loaded
-            } else {
-                state.record = AuthorizationRecord(application: application)
             }
         }
     }
