@@ -56,6 +56,13 @@ import Testing
             return try ChildProcess(program.path, program.arguments, output: folder + "/\(output ?? name).txt")
         }
 
+        /// Waits until `program` has journaled at least `count` records (its output in a failure).
+        func waitForJournal(holding count: Int, by program: ChildProcess, timeout: Duration = .seconds(60)) async throws {
+            try await eventually("\(count) records journaled", timeout: timeout, context: { program.output }) { [journal] in
+                FileManager.default.fileExists(atPath: journal) && (try? allRecords(journal).count) ?? 0 >= count
+            }
+        }
+
         /// The records' ids the subscriber received (OwnTracks' `_id`: a record's `shortID`).
         var received: Set<String> {
             let lines = ((try? String(contentsOfFile: folder + "/subscriber.txt", encoding: .utf8)) ?? "").split(separator: "\n")
@@ -71,9 +78,7 @@ import Testing
         let setting = try await Setting()
         defer { setting.namespace.remove() }
         let tracker = try setting.start("journaling-tracker")
-        try await eventually("the tracker to journal 10 fixes", context: { tracker.output }) {
-            FileManager.default.fileExists(atPath: setting.journal) && (try? allRecords(setting.journal).count) ?? 0 >= 10
-        }
+        try await setting.waitForJournal(holding: 10, by: tracker)
         await tracker.expectCleanStop()
         #expect(tracker.output.contains("every fix delivered"), "\(tracker.output)")
         let journaled = Set(try allRecords(setting.journal).map(\.shortID))
@@ -88,9 +93,7 @@ import Testing
         let setting = try await Setting()
         defer { setting.namespace.remove() }
         let first = try setting.start("journaling-tracker")
-        try await eventually("the first tracker to journal 3 fixes", context: { first.output }) {
-            FileManager.default.fileExists(atPath: setting.journal) && (try? allRecords(setting.journal).count) ?? 0 >= 3
-        }
+        try await setting.waitForJournal(holding: 3, by: first)
         let holder = try #require(try FixJournal(file: URL(fileURLWithPath: setting.journal), access: .readOnly).leaseHolder(of: "home"))
         let second = try setting.start("journaling-tracker", output: "second")
         try await eventually("the second to say who delivers", timeout: .seconds(10), context: { second.output }) {
@@ -108,9 +111,7 @@ import Testing
         let setting = try await Setting()
         defer { setting.namespace.remove() }
         let tracker = try setting.start("journaling-tracker")
-        try await eventually("the tracker to journal 3 fixes", context: { tracker.output }) {
-            FileManager.default.fileExists(atPath: setting.journal) && (try? allRecords(setting.journal).count) ?? 0 >= 3
-        }
+        try await setting.waitForJournal(holding: 3, by: tracker)
         // Delivery is live: only fixes journaled after the broker went wait for the stop.
         await setting.broker.kill()
         let delivered = try allRecords(setting.journal).count

@@ -20,9 +20,7 @@ import Testing
         try await mount(["-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", disk])
         defer { runToEnd("/bin/umount", ["-l", disk]) }
         let tracker = try setting.start("durable-tracker")
-        try await eventually("the first group stored", timeout: .seconds(90), context: { tracker.output }) {
-            (try? allRecords(setting.journal).count) ?? 0 >= 128
-        }
+        try await setting.waitForJournal(holding: 128, by: tracker, timeout: .seconds(90))
         _ = try await runCommand("/bin/dd", ["if=/dev/zero", "of=\(disk)/filler", "bs=64k"])  // until the disk is full
         let stored = try allRecords(setting.journal).count
         let sent = setting.received.count
@@ -62,9 +60,7 @@ import Testing
         defer { runToEnd("/bin/umount", ["-l", disk]) }
         let device = try await run("/bin/findmnt", ["-n", "-o", "SOURCE", disk]).trimmingCharacters(in: .whitespacesAndNewlines)
         let tracker = try setting.start("durable-tracker")
-        try await eventually("the first group stored", timeout: .seconds(90), context: { tracker.output }) {
-            (try? allRecords(setting.journal).count) ?? 0 >= 128
-        }
+        try await setting.waitForJournal(holding: 128, by: tracker, timeout: .seconds(90))
         let sent = setting.received.count
         // Read before the error: a journal on a filesystem turned read-only is read after fsck.
         let journaled = Set(try allRecords(setting.journal).map(\.shortID))
