@@ -5,7 +5,8 @@ import Testing
 
 /// The articles' complete programs (`article-programs NAME`), run as printed in the setting they
 /// were written for: a network namespace of the test's own whose loopback has gpsd on 2947 (fed
-/// the quick start's log by gpsfake) and a broker on 1883, and the journal where
+/// the quick start's log by gpsfake) and a broker on 1883 (127.0.0.1 and ::1, as Debian's; its
+/// /etc/hosts Debian's too), and the journal where
 /// `FixJournal.defaultFile` puts it (`$XDG_STATE_HOME`).
 @Suite(.timeLimit(.minutes(5))) struct ArticleProgramTests {
     /// A place for the program: gpsd, the broker, a subscriber to the program's topic, and a
@@ -21,10 +22,11 @@ import Testing
         init(cycle: String = "0.1") async throws {
             try Tools.requireGPSD()
             try MosquittoBroker.require()
-            namespace = try await NetworkNamespace()
+            namespace = try await NetworkNamespace(hosts: NetworkNamespace.debianHosts)  // localhost: ::1 first
             folder = NSTemporaryDirectory() + "article-program-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: folder + "/state", withIntermediateDirectories: true)
-            broker = try await MosquittoBroker(port: 1883, namespace: namespace.name)
+            // On localhost as the articles' programs name it: both loopbacks, as Debian's broker.
+            broker = try await MosquittoBroker(port: 1883, namespace: namespace.name, address: "localhost")
             let sub = namespace.command("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-i", "reader", "-q", "1", "-t", "owntracks/me/phone"])
             subscriber = try ChildProcess(sub.path, sub.arguments, output: folder + "/subscriber.txt")
             try await eventually("the subscriber to subscribe", context: { [broker] in broker.log }) { [broker] in

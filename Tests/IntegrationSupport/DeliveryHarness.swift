@@ -111,7 +111,10 @@ package final class MosquittoBroker {
     package private(set) var port: Int
     package let directory: String
     package let security: Security
-    /// The network namespace it runs in (`nil`: the test's own) and the address it listens on.
+    /// The network namespace it runs in (`nil`: the test's own) and the address it listens on:
+    /// `localhost` is both loopbacks, 127.0.0.1 and ::1, as Debian's broker listens with no
+    /// listener configured (Debian's /etc/hosts names ::1 localhost too, and libmosquitto
+    /// connects to a name's first address only).
     package let namespace: String?
     package let address: String
     package private(set) var process: ChildProcess?
@@ -192,13 +195,15 @@ package final class MosquittoBroker {
     package func start() async throws {
         starts += 1
         let settings = try String(contentsOfFile: "\(directory)/settings.conf", encoding: .utf8)
-        try "listener \(port) \(address)\n\(settings)".write(toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
+        let addresses = address == "localhost" ? ["127.0.0.1", "::1"] : [address]
+        let listeners = addresses.map { "listener \(self.port) \($0)\n" }.joined()
+        try (listeners + settings).write(toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
         let command = ["/usr/sbin/mosquitto", "-c", "\(directory)/mosquitto.conf"]
         let inNamespace = namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
         let full = inNamespace + command
         let process = try ChildProcess(full[0], Array(full.dropFirst()), output: "\(directory)/broker-\(starts).log")
         self.process = process
-        let (port, address, namespace) = (port, address, namespace)
+        let (port, address, namespace) = (port, addresses[0], namespace)
         // Its own listener: it says it runs only once it has bound the port (one that could not
         // bind says so and exits), and the port accepts.
         try await eventually("mosquitto to listen on \(address):\(port)", context: { process.output }) {

@@ -9,8 +9,18 @@ package final class NetworkNamespace {
     package let name: String
     private var removed = false
 
-    package init() async throws {
+    /// /etc/hosts as Debian's installer writes it: `localhost` is ::1 and 127.0.0.1, in the order
+    /// a resolver gives ::1 first.
+    package static let debianHosts = "127.0.0.1\tlocalhost\n127.0.1.1\tdebian\n\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+    /// A namespace; given `hosts`, what runs inside reads it as /etc/hosts (`ip netns exec`
+    /// binds /etc/netns/NAME/hosts over it), not this machine's.
+    package init(hosts: String? = nil) async throws {
         name = "keepalive-test-\(UUID().uuidString.prefix(6).lowercased())"
+        if let hosts {
+            try FileManager.default.createDirectory(atPath: "/etc/netns/\(name)", withIntermediateDirectories: true)
+            try hosts.write(toFile: "/etc/netns/\(name)/hosts", atomically: true, encoding: .utf8)
+        }
         for command in [["netns", "add", name], ["-n", name, "link", "set", "lo", "up"]] {
             let result = try await runCommand("/usr/sbin/ip", command)
             guard result.exitCode == 0 else {
@@ -28,7 +38,7 @@ package final class NetworkNamespace {
     package func remove() {
         guard !removed else { return }
         removed = true
-        runToEnd("/bin/sh", ["-c", "ip netns pids \(name) | xargs -r kill -9; ip netns delete \(name)"])
+        runToEnd("/bin/sh", ["-c", "ip netns pids \(name) | xargs -r kill -9; ip netns delete \(name); rm -rf /etc/netns/\(name)"])
     }
 
     /// `path` with `arguments`, run inside: what to give ``ChildProcess`` or ``runCommand(_:_:)``.
